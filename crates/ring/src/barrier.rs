@@ -1,0 +1,75 @@
+//! Where a processor waits: for the producers, or for its upstream stage.
+
+use std::sync::Arc;
+
+use crate::ring_buffer::RingBuffer;
+use crate::sequence::{minimum, Sequence};
+
+/// Why a wait ended without events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WaitError {
+    /// The ring halted.
+    Halted,
+    /// The wait strategy's timeout elapsed.
+    TimedOut,
+}
+
+/// Tracks what a processor may read: sequences published by the producers
+/// and, for a later stage, already processed by every upstream processor.
+pub(crate) struct SequenceBarrier<E> {
+    ring: Arc<RingBuffer<E>>,
+    /// The previous stage's sequences; empty for the first stage.
+    upstream: Box<[Arc<Sequence>]>,
+}
+
+impl<E> SequenceBarrier<E> {
+    pub(crate) fn new(ring: Arc<RingBuffer<E>>, upstream: Vec<Arc<Sequence>>) -> Self {
+        SequenceBarrier {
+            ring,
+            upstream: upstream.into_boxed_slice(),
+        }
+    }
+
+    /// Waits until `sequence` may be read; returns the highest sequence that
+    /// may be read now (at least `sequence`), so the caller can take
+    /// everything up to it as one batch.
+    #[inline]
+    pub(crate) fn wait_for(&self, sequence: i64) -> Result<i64, WaitError> {
+        if let Some(available) = self.available(sequence) {
+            return Ok(available);
+        }
+        let mut idle = self.ring.waiter.idle();
+        loop {
+            if self.ring.is_halted() {
+                return Err(WaitError::Halted);
+            }
+            idle.pause(|| self.ring.is_halted() || self.available(sequence).is_some())
+                .map_err(|_| WaitError::TimedOut)?;
+            if let Some(available) = self.available(sequence) {
+                return Ok(available);
+            }
+        }
+    }
+
+    /// The highest readable sequence if `sequence` is readable.
+    #[inline]
+    fn available(&self, sequence: i64) -> Option<i64> {
+        if self.upstream.is_empty() {
+            // Acquire (in `get`): pairs with the producer's Release publish.
+            let cursor = self.ring.cursor.get();
+            if cursor < sequence {
+                return None;
+            }
+            // Multi-producer: the cursor counts claims, some of which may not
+            // be published yet; stop before the first gap.
+            let published = self.ring.highest_published(sequence, cursor);
+            (published >= sequence).then_some(published)
+        } else {
+            // Upstream processors only ever pass published sequences, and
+            // their Release `set` (paired with this Acquire `get`) carries
+            // both the producer's writes and their own.
+            let processed = minimum(&self.upstream, i64::MAX);
+            (processed >= sequence).then_some(processed)
+        }
+    }
+}

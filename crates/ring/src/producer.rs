@@ -1,0 +1,336 @@
+//! Producer handles: claim slots, fill them in place, publish.
+
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use crate::exception::Failure;
+use crate::ring_buffer::RingBuffer;
+use crate::sequencer::{claim_multi, ClaimError, SingleSequencer};
+
+/// The only producer of a single-producer ring.
+///
+/// It is `Send` but neither `Clone` nor `Sync`: the single-producer
+/// sequencer keeps its claim state unshared, which is what lets it claim
+/// without any atomic read-modify-write.
+///
+/// # Examples
+///
+/// ```
+/// use ringpipe_ring::{EventHandler, HandlerError, RingBuilder};
+///
+/// struct Print;
+/// impl EventHandler<u64> for Print {
+///     fn on_event(&mut self, event: &u64, _seq: i64, _end: bool) -> Result<(), HandlerError> {
+///         assert!(*event < 10);
+///         Ok(())
+///     }
+/// }
+///
+/// let (mut producer, ring) = RingBuilder::new(8, || 0u64).handle_events_with(Print).start()?;
+/// producer.publish(|slot| *slot = 7)?;
+/// let mut claim = producer.next_n(2)?;
+/// *claim.get_mut(0) = 8;
+/// *claim.get_mut(1) = 9;
+/// claim.publish();
+/// ring.shutdown()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Producer<E> {
+    ring: Arc<RingBuffer<E>>,
+    sequencer: SingleSequencer,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+/// One of any number of producers of a multi-producer ring; clone it to add
+/// producers. Claims use an atomic add on the shared cursor.
+pub struct MultiProducer<E> {
+    ring: Arc<RingBuffer<E>>,
+}
+
+impl<E> Clone for MultiProducer<E> {
+    fn clone(&self) -> Self {
+        MultiProducer {
+            ring: Arc::clone(&self.ring),
+        }
+    }
+}
+
+impl<E> Producer<E> {
+    pub(crate) fn new(ring: Arc<RingBuffer<E>>) -> Self {
+        Producer {
+            ring,
+            sequencer: SingleSequencer::new(),
+            _not_sync: PhantomData,
+        }
+    }
+
+    /// Claims the next slot, waiting while the ring is full.
+    ///
+    /// # Errors
+    ///
+    /// [`ClaimError::Halted`] once the ring has halted.
+    pub fn next(&mut self) -> Result<Claim<'_, E>, ClaimError> {
+        self.next_n(1)
+    }
+
+    /// Claims the next `n` slots, waiting while the ring is too full.
+    ///
+    /// # Errors
+    ///
+    /// [`ClaimError::Halted`] once the ring has halted.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `n` is zero or larger than the ring's capacity.
+    pub fn next_n(&mut self, n: usize) -> Result<Claim<'_, E>, ClaimError> {
+        let n = checked_len(&self.ring, n);
+        let last = self.sequencer.claim(&self.ring, n, true)?;
+        Ok(Claim::new(&self.ring, last - n + 1, last))
+    }
+
+    /// Claims the next slot if one is free now.
+    ///
+    /// # Errors
+    ///
+    /// [`ClaimError::InsufficientCapacity`] when the ring is full,
+    /// [`ClaimError::Halted`] once it has halted.
+    pub fn try_next(&mut self) -> Result<Claim<'_, E>, ClaimError> {
+        self.try_next_n(1)
+    }
+
+    /// Claims the next `n` slots if that many are free now.
+    ///
+    /// # Errors
+    ///
+    /// As [`Producer::try_next`].
+    ///
+    /// # Panics
+    ///
+    /// Panics if `n` is zero or larger than the ring's capacity.
+    pub fn try_next_n(&mut self, n: usize) -> Result<Claim<'_, E>, ClaimError> {
+        let n = checked_len(&self.ring, n);
+        let last = self.sequencer.claim(&self.ring, n, false)?;
+        Ok(Claim::new(&self.ring, last - n + 1, last))
+    }
+
+    /// Claims one slot, fills it with `fill` and publishes it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Producer::next`].
+    pub fn publish(&mut self, fill: impl FnOnce(&mut E)) -> Result<(), ClaimError> {
+        self.next()?.write(0, fill);
+        Ok(())
+    }
+
+    /// Claims `n` slots, calls `fill(slot, i)` for each and publishes them
+    /// together (one cursor update for the whole batch).
+    ///
+    /// # Errors
+    ///
+    /// As [`Producer::next_n`].
+    pub fn publish_batch(
+        &mut self,
+        n: usize,
+        fill: impl FnMut(&mut E, usize),
+    ) -> Result<(), ClaimError> {
+        self.next_n(n)?.fill(fill);
+        Ok(())
+    }
+
+    /// The highest sequence published so far.
+    pub fn cursor(&self) -> i64 {
+        self.ring.cursor()
+    }
+
+    /// Slots that could be claimed now without waiting.
+    pub fn remaining_capacity(&self) -> usize {
+        self.ring.remaining_capacity()
+    }
+}
+
+impl<E> MultiProducer<E> {
+    pub(crate) fn new(ring: Arc<RingBuffer<E>>) -> Self {
+        MultiProducer { ring }
+    }
+
+    /// Claims the next slot, waiting while the ring is full.
+    ///
+    /// # Errors
+    ///
+    /// [`ClaimError::Halted`] once the ring has halted.
+    pub fn next(&self) -> Result<Claim<'_, E>, ClaimError> {
+        self.next_n(1)
+    }
+
+    /// Claims the next `n` slots, waiting while the ring is too full.
+    ///
+    /// # Errors
+    ///
+    /// [`ClaimError::Halted`] once the ring has halted.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `n` is zero or larger than the ring's capacity.
+    pub fn next_n(&self, n: usize) -> Result<Claim<'_, E>, ClaimError> {
+        let n = checked_len(&self.ring, n);
+        let last = claim_multi(&self.ring, n, true)?;
+        Ok(Claim::new(&self.ring, last - n + 1, last))
+    }
+
+    /// Claims the next slot if one is free now.
+    ///
+    /// # Errors
+    ///
+    /// [`ClaimError::InsufficientCapacity`] when the ring is full,
+    /// [`ClaimError::Halted`] once it has halted.
+    pub fn try_next(&self) -> Result<Claim<'_, E>, ClaimError> {
+        self.try_next_n(1)
+    }
+
+    /// Claims the next `n` slots if that many are free now.
+    ///
+    /// # Errors
+    ///
+    /// As [`MultiProducer::try_next`].
+    ///
+    /// # Panics
+    ///
+    /// Panics if `n` is zero or larger than the ring's capacity.
+    pub fn try_next_n(&self, n: usize) -> Result<Claim<'_, E>, ClaimError> {
+        let n = checked_len(&self.ring, n);
+        let last = claim_multi(&self.ring, n, false)?;
+        Ok(Claim::new(&self.ring, last - n + 1, last))
+    }
+
+    /// Claims one slot, fills it with `fill` and publishes it.
+    ///
+    /// # Errors
+    ///
+    /// As [`MultiProducer::next`].
+    pub fn publish(&self, fill: impl FnOnce(&mut E)) -> Result<(), ClaimError> {
+        self.next()?.write(0, fill);
+        Ok(())
+    }
+
+    /// Claims `n` slots, calls `fill(slot, i)` for each and publishes them.
+    ///
+    /// # Errors
+    ///
+    /// As [`MultiProducer::next_n`].
+    pub fn publish_batch(
+        &self,
+        n: usize,
+        fill: impl FnMut(&mut E, usize),
+    ) -> Result<(), ClaimError> {
+        self.next_n(n)?.fill(fill);
+        Ok(())
+    }
+
+    /// Slots that could be claimed now without waiting.
+    pub fn remaining_capacity(&self) -> usize {
+        self.ring.remaining_capacity()
+    }
+}
+
+fn checked_len<E>(ring: &RingBuffer<E>, n: usize) -> i64 {
+    assert!(
+        n > 0 && n <= ring.capacity(),
+        "claim of {n} slots on a ring of {}",
+        ring.capacity()
+    );
+    n as i64
+}
+
+/// Claimed slots, writable in place until published.
+///
+/// Dropping a claim publishes it, so a claimed sequence can never leave a
+/// gap that stalls the processors. If the claim is dropped while its thread
+/// panics, the slots may be half-written: the ring then halts with a
+/// failure instead of publishing them, and producers and processors stop
+/// instead of hanging.
+pub struct Claim<'a, E> {
+    ring: &'a RingBuffer<E>,
+    first: i64,
+    last: i64,
+}
+
+impl<'a, E> Claim<'a, E> {
+    fn new(ring: &'a RingBuffer<E>, first: i64, last: i64) -> Self {
+        Claim { ring, first, last }
+    }
+
+    /// The sequence of the first claimed slot.
+    pub fn first_sequence(&self) -> i64 {
+        self.first
+    }
+
+    /// Number of claimed slots.
+    pub fn len(&self) -> usize {
+        (self.last - self.first + 1) as usize
+    }
+
+    /// Always false: a claim holds at least one slot.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The `index`-th claimed slot.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `index >= self.len()`.
+    pub fn get_mut(&mut self, index: usize) -> &mut E {
+        let sequence = self.sequence_of(index);
+        // SAFETY: the slot is claimed by this producer alone (unique claim)
+        // and not yet published, and the gating check in the sequencer
+        // proved every processor is done with its previous lap; the `&mut
+        // self` borrow keeps this the only reference handed out.
+        self.ring
+            .slot(sequence)
+            .with_mut(|slot| unsafe { &mut *slot })
+    }
+
+    /// Calls `fill` on the `index`-th claimed slot.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `index >= self.len()`.
+    pub fn write(&mut self, index: usize, fill: impl FnOnce(&mut E)) {
+        let sequence = self.sequence_of(index);
+        // SAFETY: as in `get_mut`; the reference does not outlive `fill`.
+        self.ring
+            .slot(sequence)
+            .with_mut(|slot| fill(unsafe { &mut *slot }));
+    }
+
+    /// Calls `fill(slot, i)` on every claimed slot, then publishes.
+    pub fn fill(mut self, mut fill: impl FnMut(&mut E, usize)) {
+        for index in 0..self.len() {
+            self.write(index, |slot| fill(slot, index));
+        }
+    }
+
+    /// Makes the claimed slots visible to processors.
+    pub fn publish(self) {}
+
+    fn sequence_of(&self, index: usize) -> i64 {
+        assert!(
+            index < self.len(),
+            "index {index} of a {}-slot claim",
+            self.len()
+        );
+        self.first + index as i64
+    }
+}
+
+impl<E> Drop for Claim<'_, E> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.ring.fail(Failure::producer_panicked(self.first));
+        } else {
+            self.ring.publish(self.first, self.last);
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! Claiming slots: the single- and multi-producer sequencers.
+//!
+//! A claim of `n` slots ending at `last` may proceed once the slowest
+//! last-stage processor has passed `last - capacity` (the *wrap point*):
+//! every slot in the claim has then been fully consumed in its previous lap.
+//! Both sequencers cache that minimum and reread the processors' sequences
+//! only when the cache says the ring looks full.
+
+use crate::ring_buffer::RingBuffer;
+use crate::sequence::INITIAL_SEQUENCE;
+
+/// Why a claim failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClaimError {
+    /// A non-blocking claim found fewer free slots than it asked for.
+    #[error("insufficient capacity in the ring")]
+    InsufficientCapacity,
+    /// The ring halted (a handler failed, or `halt` was called); nothing
+    /// more will be consumed.
+    #[error("the ring has halted")]
+    Halted,
+}
+
+/// The single producer's claim state; lives in the producer, not shared.
+#[derive(Debug)]
+pub(crate) struct SingleSequencer {
+    /// Highest sequence claimed so far.
+    claimed: i64,
+    /// Last gating minimum seen; valid as a lower bound forever.
+    gate: i64,
+}
+
+impl SingleSequencer {
+    pub(crate) fn new() -> Self {
+        SingleSequencer {
+            claimed: INITIAL_SEQUENCE,
+            gate: INITIAL_SEQUENCE,
+        }
+    }
+
+    /// Claims `n` slots; returns the last claimed sequence.
+    #[inline]
+    pub(crate) fn claim<E>(
+        &mut self,
+        ring: &RingBuffer<E>,
+        n: i64,
+        block: bool,
+    ) -> Result<i64, ClaimError> {
+        if ring.is_halted() {
+            return Err(ClaimError::Halted);
+        }
+        let last = self.claimed + n;
+        let wrap_point = last - ring.capacity() as i64;
+        if wrap_point > self.gate {
+            self.gate = wait_for_gate(ring, wrap_point, block)?;
+        }
+        self.claimed = last;
+        Ok(last)
+    }
+}
+
+/// Claims `n` slots for one of several producers; returns the last one.
+#[inline]
+pub(crate) fn claim_multi<E>(ring: &RingBuffer<E>, n: i64, block: bool) -> Result<i64, ClaimError> {
+    if ring.is_halted() {
+        return Err(ClaimError::Halted);
+    }
+    if block {
+        // Claim first, then wait for room: claims never fail, so a plain
+        // fetch_add beats a CAS loop under contention.
+        let last = ring.cursor.fetch_add(n) + n;
+        let wrap_point = last - ring.capacity() as i64;
+        if wrap_point > ring.gate_cache.get() {
+            let gate = wait_for_gate(ring, wrap_point, true)?;
+            ring.gate_cache.set(gate);
+        }
+        return Ok(last);
+    }
+    loop {
+        let current = ring.cursor.get();
+        let last = current + n;
+        let wrap_point = last - ring.capacity() as i64;
+        if wrap_point > ring.gate_cache.get() {
+            let gate = ring.min_gating();
+            ring.gate_cache.set(gate);
+            if wrap_point > gate {
+                return Err(ClaimError::InsufficientCapacity);
+            }
+        }
+        if ring.cursor.compare_exchange(current, last) {
+            return Ok(last);
+        }
+    }
+}
+
+/// Waits until every last-stage processor has passed `wrap_point`; returns
+/// the gating minimum it saw.
+fn wait_for_gate<E>(ring: &RingBuffer<E>, wrap_point: i64, block: bool) -> Result<i64, ClaimError> {
+    let mut idle = ring.waiter.idle();
+    loop {
+        let gate = ring.min_gating();
+        if wrap_point <= gate {
+            return Ok(gate);
+        }
+        if ring.is_halted() {
+            return Err(ClaimError::Halted);
+        }
+        if !block {
+            return Err(ClaimError::InsufficientCapacity);
+        }
+        // A producer has no timeout to report: it just keeps waiting.
+        let _ = idle.pause(|| wrap_point <= ring.min_gating() || ring.is_halted());
+    }
+}

@@ -1,0 +1,303 @@
+//! How threads wait for the ring to move: the CPU/latency trade-off.
+
+use std::time::{Duration, Instant};
+
+use crossbeam_utils::CachePadded;
+use parking_lot::{Condvar, Mutex};
+
+use crate::sync::{fence, spin_hint, yield_now, AtomicU64, Ordering};
+
+/// How a waiting thread (a processor with nothing to do, or a producer facing
+/// a full ring) spends its time until the sequence it needs arrives.
+///
+/// | strategy | latency | CPU while idle | use when |
+/// |---|---|---|---|
+/// | [`busy_spin`](Self::busy_spin) | lowest (tens of ns) | one full core per waiter | a core per thread, latency first |
+/// | [`yielding`](Self::yielding) | low (sub-µs when cores are free) | a core, but yields it to runnable threads | more threads than cores, still latency-minded |
+/// | [`sleeping`](Self::sleeping) | ~50–100 µs after a long idle | near zero after the spin phase | background pipelines, batch jobs |
+/// | [`blocking`](Self::blocking) | a wake-up (µs to tens of µs) | zero | many idle consumers, I/O-bound stages |
+///
+/// Any strategy can also [`timeout`](Self::timeout): a processor whose wait
+/// exceeds it calls its handler's `on_timeout` and keeps waiting.
+///
+/// Every strategy makes progress with more busy threads than cores: even
+/// busy-spin yields its time slice once every few thousand spins, so a
+/// thread waiting on a descheduled peer cannot starve it for a whole slice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitStrategy {
+    kind: WaitKind,
+    timeout: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WaitKind {
+    BusySpin,
+    Yielding,
+    Sleeping {
+        spins: u32,
+        yields: u32,
+        park: Duration,
+    },
+    Blocking,
+}
+
+/// Busy-spin steps between forced yields, so oversubscribed rings progress.
+const SPINS_PER_YIELD: u32 = 4096;
+/// Spins before the yielding strategy starts yielding.
+const YIELDING_SPINS: u32 = 100;
+/// Longest a blocked thread sleeps before it re-checks by itself. Wake-ups
+/// are not lost (see [`Waiter::signal`]); this only bounds the damage if a
+/// future change ever breaks that argument.
+const BLOCKING_BACKSTOP: Duration = Duration::from_millis(10);
+
+impl WaitStrategy {
+    /// Spins on the sequence: lowest latency, burns a core per waiting thread.
+    pub const fn busy_spin() -> Self {
+        Self::of(WaitKind::BusySpin)
+    }
+
+    /// Spins briefly, then yields its time slice between checks.
+    pub const fn yielding() -> Self {
+        Self::of(WaitKind::Yielding)
+    }
+
+    /// Spins 100 times, yields 100 times, then sleeps 50 µs between checks.
+    pub const fn sleeping() -> Self {
+        Self::sleeping_with(100, 100, Duration::from_micros(50))
+    }
+
+    /// Spins `spins` times, yields `yields` times, then sleeps `park`
+    /// between checks.
+    pub const fn sleeping_with(spins: u32, yields: u32, park: Duration) -> Self {
+        Self::of(WaitKind::Sleeping {
+            spins,
+            yields,
+            park,
+        })
+    }
+
+    /// Parks on a condition variable until a producer or upstream processor
+    /// signals progress. Signalling costs publishers a fence per publication.
+    pub const fn blocking() -> Self {
+        Self::of(WaitKind::Blocking)
+    }
+
+    /// Reports a wait longer than `timeout` to the processor's handler
+    /// (`on_timeout`), then keeps waiting.
+    pub const fn timeout(self, timeout: Duration) -> Self {
+        WaitStrategy {
+            kind: self.kind,
+            timeout: Some(timeout),
+        }
+    }
+
+    const fn of(kind: WaitKind) -> Self {
+        WaitStrategy {
+            kind,
+            timeout: None,
+        }
+    }
+}
+
+impl Default for WaitStrategy {
+    /// [`WaitStrategy::yielding`]: low latency without starving other
+    /// threads when there are fewer cores than busy threads.
+    fn default() -> Self {
+        Self::yielding()
+    }
+}
+
+/// A wait that ran past the strategy's timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TimedOut;
+
+/// The ring-wide half of a wait strategy: the condition variable that
+/// blocking waiters sleep on.
+#[derive(Debug)]
+pub(crate) struct Waiter {
+    strategy: WaitStrategy,
+    /// Threads inside a blocking wait; publishers skip the lock when zero.
+    sleepers: CachePadded<AtomicU64>,
+    lock: Mutex<()>,
+    condvar: Condvar,
+}
+
+impl Waiter {
+    pub(crate) fn new(strategy: WaitStrategy) -> Self {
+        Waiter {
+            strategy,
+            sleepers: CachePadded::new(AtomicU64::new(0)),
+            lock: Mutex::new(()),
+            condvar: Condvar::new(),
+        }
+    }
+
+    /// Starts one wait; call [`Idle::pause`] until the condition holds.
+    pub(crate) fn idle(&self) -> Idle<'_> {
+        Idle {
+            waiter: self,
+            steps: 0,
+            deadline: None,
+        }
+    }
+
+    /// Tells blocked waiters that a sequence moved. Called after every
+    /// publication and every processed batch; free for non-blocking kinds.
+    #[inline]
+    pub(crate) fn signal(&self) {
+        if self.strategy.kind != WaitKind::Blocking {
+            return;
+        }
+        // SeqCst fence: orders the sequence store before it against the
+        // `sleepers` load after it. A waiter increments `sleepers` (SeqCst)
+        // before re-checking the sequence under the lock, so either we see
+        // it and notify under the lock, or it sees our store: no lost wake-up.
+        fence(Ordering::SeqCst);
+        if self.sleepers.load(Ordering::Relaxed) > 0 {
+            let _guard = self.lock.lock();
+            self.condvar.notify_all();
+        }
+    }
+
+    /// Wakes every blocked waiter so it can see a halt.
+    pub(crate) fn wake_all(&self) {
+        let _guard = self.lock.lock();
+        self.condvar.notify_all();
+    }
+}
+
+/// One thread's progress through a single wait.
+pub(crate) struct Idle<'a> {
+    waiter: &'a Waiter,
+    steps: u32,
+    deadline: Option<Instant>,
+}
+
+impl Idle<'_> {
+    /// Waits one step. `ready` re-checks the awaited condition; the blocking
+    /// kind calls it under the lock before sleeping.
+    ///
+    /// Returns `Err(TimedOut)` once the strategy's timeout has elapsed since
+    /// this wait began; the caller decides what a timeout means.
+    #[inline]
+    pub(crate) fn pause(&mut self, ready: impl Fn() -> bool) -> Result<(), TimedOut> {
+        self.steps = self.steps.wrapping_add(1);
+        match self.waiter.strategy.kind {
+            WaitKind::BusySpin => {
+                if self.steps % SPINS_PER_YIELD == 0 {
+                    yield_now();
+                } else {
+                    spin_hint();
+                }
+            }
+            WaitKind::Yielding => {
+                if self.steps <= YIELDING_SPINS {
+                    spin_hint();
+                } else {
+                    yield_now();
+                }
+            }
+            WaitKind::Sleeping {
+                spins,
+                yields,
+                park,
+            } => {
+                if self.steps <= spins {
+                    spin_hint();
+                } else if self.steps <= spins.saturating_add(yields) {
+                    yield_now();
+                } else {
+                    std::thread::sleep(park);
+                }
+            }
+            WaitKind::Blocking => self.block(&ready),
+        }
+        self.check_deadline()
+    }
+
+    fn block(&self, ready: &impl Fn() -> bool) {
+        let waiter = self.waiter;
+        // SeqCst: pairs with the fence in `Waiter::signal` (see there).
+        waiter.sleepers.fetch_add(1, Ordering::SeqCst);
+        let mut guard = waiter.lock.lock();
+        if !ready() {
+            let slice = match self.deadline {
+                Some(deadline) => deadline
+                    .saturating_duration_since(Instant::now())
+                    .min(BLOCKING_BACKSTOP),
+                None => BLOCKING_BACKSTOP,
+            };
+            waiter.condvar.wait_for(&mut guard, slice);
+        }
+        drop(guard);
+        waiter.sleepers.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn check_deadline(&mut self) -> Result<(), TimedOut> {
+        let Some(timeout) = self.waiter.strategy.timeout else {
+            return Ok(());
+        };
+        // Reading the clock costs ~20 ns; spinning kinds look every 64 steps.
+        let spinning = matches!(
+            self.waiter.strategy.kind,
+            WaitKind::BusySpin | WaitKind::Yielding
+        );
+        if spinning && self.steps % 64 != 1 {
+            return Ok(());
+        }
+        let now = Instant::now();
+        let deadline = *self.deadline.get_or_insert(now + timeout);
+        if now >= deadline {
+            self.deadline = None;
+            return Err(TimedOut);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_strategy_times_out_when_nothing_arrives() {
+        for strategy in [
+            WaitStrategy::busy_spin(),
+            WaitStrategy::yielding(),
+            WaitStrategy::sleeping(),
+            WaitStrategy::blocking(),
+        ] {
+            let waiter = Waiter::new(strategy.timeout(Duration::from_millis(5)));
+            let mut idle = waiter.idle();
+            let started = Instant::now();
+            while idle.pause(|| false).is_ok() {}
+            assert!(
+                started.elapsed() >= Duration::from_millis(5),
+                "{strategy:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn blocking_waiter_wakes_on_signal_not_backstop() {
+        let waiter = std::sync::Arc::new(Waiter::new(WaitStrategy::blocking()));
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (w, f) = (waiter.clone(), flag.clone());
+        let sleeper = std::thread::spawn(move || {
+            let mut idle = w.idle();
+            let mut pauses = 0;
+            while !f.load(std::sync::atomic::Ordering::Acquire) {
+                idle.pause(|| f.load(std::sync::atomic::Ordering::Acquire))
+                    .unwrap();
+                pauses += 1;
+            }
+            pauses
+        });
+        std::thread::sleep(Duration::from_millis(30));
+        flag.store(true, std::sync::atomic::Ordering::Release);
+        waiter.signal();
+        let pauses = sleeper.join().unwrap();
+        // 30 ms of sleeping costs ~3 backstop wake-ups, not thousands of spins.
+        assert!(pauses <= 8, "{pauses} pauses");
+    }
+}

@@ -1,0 +1,38 @@
+# shellcheck shell=bash
+# Shared helpers for scripts/*.sh and .ci/run. Source it; do not execute it.
+#
+#   . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+#
+# Provides: RINGPIPE_ROOT, log, warn, die, have, now_s, as_root.
+
+# Absolute path of the repository root (this file lives in <root>/scripts/lib).
+RINGPIPE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
+export RINGPIPE_ROOT
+
+# Name used as the prefix of every diagnostic line.
+RINGPIPE_LOG_TAG="${RINGPIPE_LOG_TAG:-$(basename "$0")}"
+
+# All diagnostics go to stderr so that stdout stays machine-readable.
+log() { printf '[%s] %s\n' "$RINGPIPE_LOG_TAG" "$*" >&2; }
+warn() { printf '[%s] WARNING: %s\n' "$RINGPIPE_LOG_TAG" "$*" >&2; }
+die() {
+    printf '[%s] ERROR: %s\n' "$RINGPIPE_LOG_TAG" "$*" >&2
+    exit 1
+}
+
+# have CMD: is CMD on PATH?
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# Seconds since the epoch (bash builtin, no fork).
+now_s() { printf '%(%s)T\n' -1; }
+
+# as_root CMD...: run CMD as root (directly, or via non-interactive sudo).
+as_root() {
+    if [[ $(id -u) -eq 0 ]]; then
+        "$@"
+    elif have sudo; then
+        sudo -n "$@"
+    else
+        die "need root to run: $*  (no sudo available)"
+    fi
+}
