@@ -1,10 +1,18 @@
 //! Source → ring → sharded sinks: the traits anyone can implement to swap
 //! either end, and the runner that wires them together.
+//!
+//! A [`Source`] fills preallocated [`Row`]s in place; each of `n` [`Sink`]
+//! shards writes the rows whose ring sequence `% n` is its ordinal and
+//! commits once per ring batch; a retryable sink error rewinds the batch
+//! (rollback, then replay). [`Pipeline`] runs the whole thing.
 
 mod row;
+mod runner;
 mod sink;
 mod source;
+mod stages;
 
 pub use row::{RecordPosition, Row};
+pub use runner::{Pipeline, PipelineError, PipelineFailure, Progress, RunSummary};
 pub use sink::{Sink, SinkError};
 pub use source::{Source, SourceProgress};

@@ -1,0 +1,347 @@
+//! Wiring a source, the ring and sharded sinks into one run.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::stages::{ClearStage, RowEvent, RunState, SinkStage};
+use super::{Sink, Source, SourceProgress};
+use crate::{
+    BoxError, BuildError, Failure, FailureAction, RewindStrategy, RingBuilder, RingError,
+    WaitStrategy,
+};
+
+/// Runs `source → ring → shards × sink → clearing stage` to completion.
+///
+/// The calling thread runs the source: it claims a slot, lets the source
+/// fill the slot's row in place, and publishes it. Shard `i` of `n` owns
+/// the rows whose sequence `% n == i` and commits them once per ring batch
+/// (at most `batch_rows` of its own rows). A retryable sink error rolls the
+/// shard's batch back and replays it under the rewind strategy; a fatal one
+/// halts the run after everything committed so far stays committed.
+///
+/// # Examples
+///
+/// ```
+/// use ringpipe_ring::pipeline::{Pipeline, Row, Sink, SinkError, Source};
+/// # #[derive(Debug, thiserror::Error)] #[error("never")] struct Never;
+/// # impl SinkError for Never { fn is_retryable(&self) -> bool { false } }
+///
+/// struct Numbers { columns: Vec<String>, next: u32 }
+/// impl Source for Numbers {
+///     type Error = std::io::Error;
+///     fn columns(&self) -> &[String] { &self.columns }
+///     fn next_row(&mut self, row: &mut Row) -> Result<bool, Self::Error> {
+///         self.next += 1;
+///         row.clear();
+///         row.set(0, &self.next.to_string());
+///         Ok(self.next <= 1000)
+///     }
+/// }
+///
+/// #[derive(Default)]
+/// struct Count { pending: u64, done: u64 }
+/// impl Sink for Count {
+///     type Error = Never;
+///     fn write(&mut self, _: &Row) -> Result<(), Never> { self.pending += 1; Ok(()) }
+///     fn flush(&mut self) -> Result<(), Never> { self.done += self.pending; self.pending = 0; Ok(()) }
+///     fn rollback(&mut self) -> Result<(), Never> { self.pending = 0; Ok(()) }
+/// }
+///
+/// let source = Numbers { columns: vec!["n".into()], next: 0 };
+/// let summary = Pipeline::new(source).shards(4).run(|_shard| Ok(Count::default()))?;
+/// assert_eq!(summary.rows_read, 1000);
+/// assert_eq!(summary.rows_written, 1000);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Pipeline<S> {
+    source: S,
+    shards: usize,
+    batch_rows: usize,
+    capacity: Option<usize>,
+    wait: WaitStrategy,
+    rewind: RewindStrategy,
+    keep_bytes: usize,
+    progress_every: Duration,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunSummary {
+    /// Records the source produced.
+    pub rows_read: u64,
+    /// Rows the sinks committed (each exactly once, whatever was replayed).
+    pub rows_written: u64,
+    /// Successful sink flushes (transactions committed).
+    pub commits: u64,
+    /// Batches rolled back and replayed.
+    pub rewinds: u64,
+    /// Number of sink shards.
+    pub shards: usize,
+    /// Wall time of the run.
+    pub elapsed: Duration,
+}
+
+/// A progress reading, passed to the callback of
+/// [`Pipeline::run_with_progress`] on the source's thread.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Records read so far.
+    pub rows_read: u64,
+    /// Rows committed so far.
+    pub rows_written: u64,
+    /// The source's own reading (bytes read, total size).
+    pub source: SourceProgress,
+    /// Time since the run started.
+    pub elapsed: Duration,
+}
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PipelineError {
+    /// A sink could not be created (nothing was read).
+    #[error("cannot open sink for shard {shard}: {error}")]
+    SinkSetup {
+        /// The shard whose sink failed.
+        shard: usize,
+        /// Why.
+        error: BoxError,
+    },
+    /// The source stopped with an error; rows before it were committed.
+    #[error("{0}")]
+    Source(BoxError),
+    /// A sink failed for good; rows of earlier batches stay committed.
+    #[error("{0}")]
+    Sink(Box<Failure>),
+    /// A sink's final `close` failed.
+    #[error("closing a sink failed: {0}")]
+    SinkClose(String),
+    /// The ring itself failed (a thread panicked outside a handler).
+    #[error(transparent)]
+    Ring(RingError),
+    /// The ring could not be started.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+}
+
+/// A failed run: the error, and what the run did before it.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct PipelineFailure {
+    /// Why the run failed.
+    pub error: PipelineError,
+    /// What was done before the failure (committed rows stay committed).
+    pub summary: RunSummary,
+}
+
+impl<S: Source> Pipeline<S> {
+    /// A pipeline reading `source`, with 1 shard and 2,000 rows per batch.
+    pub fn new(source: S) -> Self {
+        Pipeline {
+            source,
+            shards: 1,
+            batch_rows: 2_000,
+            capacity: None,
+            wait: WaitStrategy::sleeping(),
+            rewind: RewindStrategy::default(),
+            keep_bytes: 64 * 1024,
+            progress_every: Duration::from_millis(200),
+        }
+    }
+
+    /// Number of sink instances (connections), each on its own thread.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `shards` is zero.
+    pub fn shards(mut self, shards: usize) -> Self {
+        assert!(shards > 0, "a pipeline needs at least one shard");
+        self.shards = shards;
+        self
+    }
+
+    /// The most rows one shard commits in one transaction.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `rows` is zero.
+    pub fn batch_rows(mut self, rows: usize) -> Self {
+        assert!(rows > 0, "a batch holds at least one row");
+        self.batch_rows = rows;
+        self
+    }
+
+    /// Ring slots (a power of two). Default: twice `batch_rows × shards`,
+    /// between 1,024 and 65,536, so a full batch can be replayed while the
+    /// source fills the next one.
+    pub fn capacity(mut self, slots: usize) -> Self {
+        self.capacity = Some(slots);
+        self
+    }
+
+    /// How idle stages wait (default [`WaitStrategy::sleeping`]: an import is
+    /// bound by its sink, so idle threads should leave the CPU to it).
+    pub fn wait_strategy(mut self, wait: WaitStrategy) -> Self {
+        self.wait = wait;
+        self
+    }
+
+    /// How a shard retries a batch that failed retryably.
+    pub fn rewind_strategy(mut self, rewind: RewindStrategy) -> Self {
+        self.rewind = rewind;
+        self
+    }
+
+    /// Column buffers larger than this are freed once their row is done.
+    pub fn keep_bytes(mut self, bytes: usize) -> Self {
+        self.keep_bytes = bytes;
+        self
+    }
+
+    /// Runs to the end of the source.
+    ///
+    /// # Errors
+    ///
+    /// See [`PipelineError`]; the failure carries the run's summary.
+    pub fn run<K, F>(self, make_sink: F) -> Result<RunSummary, PipelineFailure>
+    where
+        K: Sink + 'static,
+        F: FnMut(usize) -> Result<K, K::Error>,
+    {
+        self.run_with_progress(make_sink, |_| {})
+    }
+
+    /// As [`run`](Self::run), calling `on_progress` a few times a second.
+    ///
+    /// # Errors
+    ///
+    /// See [`PipelineError`].
+    pub fn run_with_progress<K, F, P>(
+        mut self,
+        mut make_sink: F,
+        mut on_progress: P,
+    ) -> Result<RunSummary, PipelineFailure>
+    where
+        K: Sink + 'static,
+        F: FnMut(usize) -> Result<K, K::Error>,
+        P: FnMut(&Progress),
+    {
+        let started = Instant::now();
+        let state = Arc::new(RunState::default());
+        let shards = self.shards;
+        let fail = |error, rows_read| PipelineFailure {
+            error,
+            summary: summary(&state, shards, rows_read, started),
+        };
+        let mut sinks = Vec::with_capacity(self.shards);
+        for shard in 0..self.shards {
+            match make_sink(shard) {
+                Ok(sink) => sinks.push(SinkStage::new(sink, Arc::clone(&state))),
+                Err(error) => {
+                    let error = PipelineError::SinkSetup {
+                        shard,
+                        error: Box::new(error),
+                    };
+                    return Err(fail(error, 0));
+                }
+            }
+        }
+        let (mut producer, ring) = self.ring(sinks, &state).map_err(|e| fail(e.into(), 0))?;
+        let mut rows_read = 0;
+        let mut last_report = Instant::now();
+        let read = loop {
+            let Ok(mut claim) = producer.next() else {
+                break Ok(()); // a sink halted the ring; its failure is reported below
+            };
+            let mut outcome = Ok(false);
+            claim.write(0, |event| {
+                outcome = self.source.next_row(&mut event.row);
+                event.filled = matches!(outcome, Ok(true));
+            });
+            drop(claim);
+            match outcome {
+                Ok(true) => rows_read += 1,
+                Ok(false) => break Ok(()),
+                Err(error) => break Err(error),
+            }
+            if rows_read % 1024 == 0 && last_report.elapsed() >= self.progress_every {
+                last_report = Instant::now();
+                on_progress(&self.progress(&state, rows_read, started));
+            }
+        };
+        if read.is_err() {
+            state.mark_failed();
+        }
+        drop(producer);
+        let drained = ring.shutdown();
+        let error = match (read, drained) {
+            (Err(error), _) => PipelineError::Source(Box::new(error)),
+            (Ok(()), Err(RingError::Failed(failure))) => PipelineError::Sink(failure),
+            (Ok(()), Err(other)) => PipelineError::Ring(other),
+            (Ok(()), Ok(())) => match state.close_error.lock().take() {
+                Some(error) => PipelineError::SinkClose(error),
+                None => {
+                    on_progress(&self.progress(&state, rows_read, started));
+                    return Ok(summary(&state, shards, rows_read, started));
+                }
+            },
+        };
+        Err(fail(error, rows_read))
+    }
+
+    fn ring<K: Sink + 'static>(
+        &self,
+        sinks: Vec<SinkStage<K>>,
+        state: &Arc<RunState>,
+    ) -> Result<(crate::Producer<RowEvent>, crate::RingHandle<RowEvent>), BuildError> {
+        let columns = self.source.columns().len();
+        let ring_batch = self.batch_rows.saturating_mul(self.shards);
+        let capacity = self.capacity.unwrap_or_else(|| {
+            ring_batch
+                .saturating_mul(2)
+                .clamp(1024, 1 << 16)
+                .next_power_of_two()
+        });
+        let on_failure = {
+            let state = Arc::clone(state);
+            move |failure: &Failure| {
+                state.mark_failed();
+                log::error!("{failure}; stopping the import");
+                FailureAction::Halt
+            }
+        };
+        let mut sinks = sinks.into_iter();
+        RingBuilder::new(capacity, move || RowEvent::new(columns))
+            .wait_strategy(self.wait)
+            .thread_name("ringpipe-sink")
+            .exception_handler(on_failure)
+            .max_batch_size(ring_batch.min(capacity))
+            .rewind_strategy(self.rewind)
+            .handle_sharded(self.shards, |_| sinks.next().expect("one sink per shard"))
+            .then_mut(ClearStage {
+                keep_bytes: self.keep_bytes,
+            })
+            .start()
+    }
+
+    fn progress(&self, state: &RunState, rows_read: u64, started: Instant) -> Progress {
+        Progress {
+            rows_read,
+            rows_written: state.rows_written.load(Ordering::Relaxed),
+            source: self.source.progress(),
+            elapsed: started.elapsed(),
+        }
+    }
+}
+
+fn summary(state: &RunState, shards: usize, rows_read: u64, started: Instant) -> RunSummary {
+    RunSummary {
+        rows_read,
+        rows_written: state.rows_written.load(Ordering::Relaxed),
+        commits: state.commits.load(Ordering::Relaxed),
+        rewinds: state.rewinds.load(Ordering::Relaxed),
+        shards,
+        elapsed: started.elapsed(),
+    }
+}
