@@ -1,0 +1,199 @@
+//! Document-level well-formedness that the event parser leaves to its
+//! caller: one root element, nothing but whitespace, comments and PIs
+//! outside it, the declaration first, every element closed by the end, and
+//! the nesting depth bounded.
+
+use crate::diagnose::Fault;
+use crate::error::LimitKind;
+use crate::text::DeclaredEntities;
+
+/// Where the parser stands in the document as a whole.
+#[derive(Debug, Default)]
+pub(crate) struct Document {
+    /// Elements currently open.
+    depth: usize,
+    max_depth: usize,
+    /// Names of the open elements, back to back (for "expected `</x>`").
+    open_names: String,
+    /// Start of each open element's name in `open_names`.
+    open_starts: Vec<usize>,
+    root_seen: bool,
+    root_closed: bool,
+    /// Whether any event came before the current one.
+    started: bool,
+    /// Entities declared in a DOCTYPE, to word their refusal.
+    pub(crate) declared: DeclaredEntities,
+}
+
+impl Document {
+    /// A document allowing `max_depth` levels of nesting.
+    pub(crate) fn new(max_depth: usize) -> Self {
+        Document {
+            max_depth,
+            ..Document::default()
+        }
+    }
+
+    /// Number of open elements.
+    #[inline]
+    pub(crate) fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// Notes that one more event was read (for the declaration-first rule).
+    #[inline]
+    pub(crate) fn event(&mut self) {
+        self.started = true;
+    }
+
+    /// A start tag `<name …>`.
+    pub(crate) fn open(&mut self, name: &str) -> Result<(), Fault> {
+        if self.depth == 0 {
+            if self.root_closed {
+                return Err(Fault::syntax(format!(
+                    "found a second root element <{name}>; a document has exactly one"
+                )));
+            }
+            self.root_seen = true;
+        }
+        if self.depth == self.max_depth {
+            return Err(Fault::Limit(LimitKind::Depth, self.max_depth as u64));
+        }
+        self.depth += 1;
+        self.open_starts.push(self.open_names.len());
+        self.open_names.push_str(name);
+        Ok(())
+    }
+
+    /// An end tag (whose name the parser already matched).
+    pub(crate) fn close(&mut self) {
+        self.depth -= 1;
+        if let Some(start) = self.open_starts.pop() {
+            self.open_names.truncate(start);
+        }
+        self.root_closed |= self.depth == 0;
+    }
+
+    /// Text (or CDATA, or a reference) read at the current depth.
+    #[inline]
+    pub(crate) fn text(&self, text: &str, what: &str) -> Result<(), Fault> {
+        if self.depth == 0 {
+            return outside_root(text, what, self.root_seen);
+        }
+        Ok(())
+    }
+
+    /// An XML declaration `<?xml …?>`.
+    pub(crate) fn declaration(&self) -> Result<(), Fault> {
+        if self.started {
+            return Err(Fault::syntax(
+                "the XML declaration `<?xml …?>` is allowed only at the very start",
+            ));
+        }
+        Ok(())
+    }
+
+    /// A `<!DOCTYPE …>`.
+    pub(crate) fn doctype(&mut self, content: &str) -> Result<(), Fault> {
+        if self.root_seen {
+            return Err(Fault::syntax("DOCTYPE after the root element"));
+        }
+        self.declared.add_from_doctype(content);
+        Ok(())
+    }
+
+    /// The end of input.
+    pub(crate) fn end(&self) -> Result<(), Fault> {
+        if let Some(&start) = self.open_starts.last() {
+            let name = &self.open_names[start..];
+            return Err(Fault::syntax(format!(
+                "unexpected end of input: expected </{name}>"
+            )));
+        }
+        if !self.root_seen {
+            return Err(Fault::syntax(
+                "no root element: the input is empty or has only a prolog",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Only whitespace text may stand outside the root element.
+fn outside_root(text: &str, what: &str, root_seen: bool) -> Result<(), Fault> {
+    let blank = text
+        .bytes()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
+    if blank && what == "text" {
+        return Ok(());
+    }
+    let place = if root_seen { "after" } else { "before" };
+    Err(Fault::syntax(format!("{what} {place} the root element")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(fault: Fault) -> String {
+        match fault {
+            Fault::Syntax(message) => message,
+            other => panic!("not a syntax fault: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn one_root_and_all_closed() {
+        let mut doc = Document::new(8);
+        doc.open("a").unwrap();
+        doc.open("b").unwrap();
+        assert_eq!(
+            message(doc.end().unwrap_err()),
+            "unexpected end of input: expected </b>"
+        );
+        doc.close();
+        doc.close();
+        assert!(doc.end().is_ok());
+        assert_eq!(
+            message(doc.open("c").unwrap_err()),
+            "found a second root element <c>; a document has exactly one"
+        );
+    }
+
+    #[test]
+    fn only_whitespace_text_outside_the_root() {
+        let doc = Document::new(8);
+        assert!(doc.text(" \r\n\t", "text").is_ok());
+        assert_eq!(
+            message(doc.text("x", "text").unwrap_err()),
+            "text before the root element"
+        );
+        assert_eq!(
+            message(doc.text("", "CDATA").unwrap_err()),
+            "CDATA before the root element"
+        );
+        assert_eq!(
+            message(doc.end().unwrap_err()),
+            "no root element: the input is empty or has only a prolog"
+        );
+    }
+
+    #[test]
+    fn depth_is_bounded() {
+        let mut doc = Document::new(2);
+        doc.open("a").unwrap();
+        doc.open("b").unwrap();
+        assert!(matches!(
+            doc.open("c"),
+            Err(Fault::Limit(LimitKind::Depth, 2))
+        ));
+    }
+
+    #[test]
+    fn declaration_only_first() {
+        let mut doc = Document::new(2);
+        assert!(doc.declaration().is_ok());
+        doc.event();
+        assert!(doc.declaration().is_err());
+    }
+}

@@ -1,0 +1,308 @@
+//! Filling a row from one record element: its attributes, its direct child
+//! elements, and `<field name="…">` children (the `mysqldump --xml` form).
+//!
+//! Only the record's attributes and direct children are fields. Text inside
+//! a field's own child elements is not part of the value, and a record tag
+//! met inside a record is just content of the outer one.
+
+use quick_xml::events::attributes::Attribute;
+use quick_xml::events::BytesStart;
+use ringpipe_ring::pipeline::Row;
+
+use crate::config::{Limits, XmlConfig};
+use crate::diagnose::{self, Fault, Located};
+use crate::error::LimitKind;
+use crate::fields::FieldMap;
+use crate::text::{self, DeclaredEntities, RefError};
+
+/// Where text read now goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// Nowhere: not inside a field, or inside an unmapped or nil field.
+    Nowhere,
+    /// Appended to this column.
+    Column(usize),
+}
+
+/// What an opened element turned out to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Opened {
+    /// A new record started.
+    Record,
+    /// Anything else.
+    Other,
+}
+
+/// The record being read and how its fields map to columns.
+#[derive(Debug)]
+pub(crate) struct RecordReader {
+    row_tag: String,
+    fields: FieldMap,
+    strict: bool,
+    limits: Limits,
+    /// Depth of the open record element; 0 outside records.
+    record_depth: usize,
+    target: Target,
+    /// Reused for attribute values that are checked but not kept.
+    scratch: String,
+}
+
+impl RecordReader {
+    /// A reader for records as `config` describes them.
+    pub(crate) fn new(config: &XmlConfig) -> Self {
+        RecordReader {
+            row_tag: config.row_tag().to_owned(),
+            fields: FieldMap::new(config.field_pairs()),
+            strict: config.is_strict(),
+            limits: config.limits(),
+            record_depth: 0,
+            target: Target::Nowhere,
+            scratch: String::new(),
+        }
+    }
+
+    /// Whether a record is open.
+    #[inline]
+    pub(crate) fn in_record(&self) -> bool {
+        self.record_depth != 0
+    }
+
+    /// An element opened; `depth` counts it. Returns whether it starts a
+    /// record (the caller then records the position).
+    pub(crate) fn open(
+        &mut self,
+        element: &BytesStart<'_>,
+        depth: usize,
+        row: &mut Row,
+        declared: &DeclaredEntities,
+    ) -> Result<Opened, Located> {
+        let name = element.name().into_inner();
+        if self.record_depth == 0 && name == self.row_tag {
+            self.record_depth = depth;
+            self.target = Target::Nowhere;
+            self.record_attributes(element, row, declared)?;
+            return Ok(Opened::Record);
+        }
+        if self.record_depth != 0 && depth == self.record_depth + 1 {
+            self.target = self.field_start(element, row, declared)?;
+        } else if has_attributes(element) {
+            self.check_attributes(element, declared)?;
+        }
+        Ok(Opened::Other)
+    }
+
+    /// The element at `depth` closed; returns whether that ends the record.
+    #[inline]
+    pub(crate) fn close(&mut self, depth: usize) -> bool {
+        if depth == self.record_depth + 1 {
+            self.target = Target::Nowhere;
+        }
+        let ends_record = depth == self.record_depth;
+        if ends_record {
+            self.record_depth = 0;
+        }
+        ends_record
+    }
+
+    /// Whether text at `depth` belongs to a field value.
+    #[inline]
+    fn column_at(&self, depth: usize) -> Option<usize> {
+        match self.target {
+            Target::Column(column) if depth == self.record_depth + 1 => Some(column),
+            _ => None,
+        }
+    }
+
+    /// Text or CDATA content at `depth`.
+    pub(crate) fn text(&mut self, content: &str, depth: usize, row: &mut Row) -> Result<(), Fault> {
+        let Some(column) = self.column_at(depth) else {
+            return Ok(());
+        };
+        let value = row.append_mut(column);
+        if value.len() + content.len() > self.limits.max_value_bytes {
+            return Err(too_large(self.limits.max_value_bytes));
+        }
+        text::push_text(content, value);
+        Ok(())
+    }
+
+    /// The reference `&name;` at `depth`.
+    pub(crate) fn reference(
+        &mut self,
+        name: &str,
+        depth: usize,
+        row: &mut Row,
+        declared: &DeclaredEntities,
+    ) -> Result<(), Fault> {
+        let out = match self.column_at(depth) {
+            Some(column) => row.append_mut(column),
+            None => {
+                self.scratch.clear();
+                &mut self.scratch
+            }
+        };
+        text::push_reference(name, declared, out).map_err(|e| Fault::entity(name, e))?;
+        if out.len() > self.limits.max_value_bytes {
+            return Err(too_large(self.limits.max_value_bytes));
+        }
+        Ok(())
+    }
+
+    /// Loads the record element's own attributes as fields.
+    fn record_attributes(
+        &mut self,
+        element: &BytesStart<'_>,
+        row: &mut Row,
+        declared: &DeclaredEntities,
+    ) -> Result<(), Located> {
+        let max_value = self.limits.max_value_bytes;
+        for_each_attribute(element, self.limits.max_attributes, |attribute, at| {
+            let key = attribute.key.into_inner();
+            if key == "xmlns" || key.starts_with("xmlns:") {
+                return Ok(());
+            }
+            match self.fields.lookup(key) {
+                Some(column) => {
+                    let value = row.value_mut(column);
+                    push_value(&attribute.value, at, declared, value)?;
+                    if value.len() > max_value {
+                        return Err(too_large(max_value).into());
+                    }
+                    Ok(())
+                }
+                None if self.strict => Err(Fault::UnknownField(key.to_owned()).into()),
+                None => check_value(&attribute.value, at, declared, &mut self.scratch),
+            }
+        })
+    }
+
+    /// A direct child of the record opened: finds its field name (element
+    /// name, or the `name` attribute of a `<field>`) and whether it is nil.
+    fn field_start(
+        &mut self,
+        element: &BytesStart<'_>,
+        row: &mut Row,
+        declared: &DeclaredEntities,
+    ) -> Result<Target, Located> {
+        let element_name = element.name().into_inner();
+        let mut field_name: Option<String> = None;
+        let mut nil = false;
+        if has_attributes(element) {
+            let scratch = &mut self.scratch;
+            for_each_attribute(element, self.limits.max_attributes, |attribute, at| {
+                match attribute.key.into_inner() {
+                    "name" if element_name == "field" => {
+                        let mut value = String::new();
+                        push_value(&attribute.value, at, declared, &mut value)?;
+                        field_name = Some(value);
+                    }
+                    "xsi:nil" => nil = matches!(attribute.value.trim(), "true" | "1"),
+                    _ => check_value(&attribute.value, at, declared, scratch)?,
+                }
+                Ok(())
+            })?;
+        }
+        let name = field_name.as_deref().unwrap_or(element_name);
+        let Some(column) = self.fields.lookup(name) else {
+            if self.strict {
+                return Err(Fault::UnknownField(name.to_owned()).into());
+            }
+            return Ok(Target::Nowhere);
+        };
+        if nil {
+            row.set_null(column);
+            return Ok(Target::Nowhere);
+        }
+        // Marks the column present and empty: `<name/>` is the empty string.
+        row.value_mut(column);
+        Ok(Target::Column(column))
+    }
+
+    /// Validates the attributes of an element that holds no field.
+    fn check_attributes(
+        &mut self,
+        element: &BytesStart<'_>,
+        declared: &DeclaredEntities,
+    ) -> Result<(), Located> {
+        let scratch = &mut self.scratch;
+        for_each_attribute(element, self.limits.max_attributes, |attribute, at| {
+            check_value(&attribute.value, at, declared, scratch)
+        })
+    }
+}
+
+fn too_large(max_value: usize) -> Fault {
+    Fault::Limit(LimitKind::ValueBytes, max_value as u64)
+}
+
+/// Whether anything follows the element's name inside its tag.
+#[inline]
+fn has_attributes(element: &BytesStart<'_>) -> bool {
+    !element.attributes_raw().trim_ascii().is_empty()
+}
+
+/// Calls `f` with each attribute and its byte offset from the tag's `<`,
+/// checking syntax, duplicates and the attribute count.
+fn for_each_attribute(
+    element: &BytesStart<'_>,
+    max: usize,
+    mut f: impl FnMut(Attribute<'_>, usize) -> Result<(), Located>,
+) -> Result<(), Located> {
+    let tag: &str = element;
+    for (count, attribute) in element.attributes().enumerate() {
+        if count == max {
+            return Err(Fault::Limit(LimitKind::Attributes, max as u64).into());
+        }
+        let attribute = attribute.map_err(diagnose::from_attribute)?;
+        let at = value_offset(tag, &attribute.value);
+        f(attribute, at)?;
+    }
+    Ok(())
+}
+
+/// Byte offset of a borrowed attribute value from the tag's `<`.
+fn value_offset(tag: &str, value: &str) -> usize {
+    let start = value.as_ptr() as usize;
+    let tag_start = tag.as_ptr() as usize;
+    // `<` precedes the tag text; a value not inside the tag maps to the `<`.
+    if (tag_start..=tag_start + tag.len()).contains(&start) {
+        1 + start - tag_start
+    } else {
+        0
+    }
+}
+
+/// Appends a raw attribute value, positioning a bad reference.
+fn push_value(
+    raw: &str,
+    at: usize,
+    declared: &DeclaredEntities,
+    out: &mut String,
+) -> Result<(), Located> {
+    text::push_attribute_value(raw, declared, out)
+        .map_err(|(offset, error)| ref_fault(raw, offset, at, error))
+}
+
+/// Checks a raw attribute value that is not kept.
+fn check_value(
+    raw: &str,
+    at: usize,
+    declared: &DeclaredEntities,
+    scratch: &mut String,
+) -> Result<(), Located> {
+    text::check_attribute_value(raw, declared, scratch)
+        .map_err(|(offset, error)| ref_fault(raw, offset, at, error))
+}
+
+fn ref_fault(raw: &str, offset: usize, at: usize, error: RefError) -> Located {
+    let after = &raw[offset + 1..];
+    let name = after.find(';').map_or(after, |end| &after[..end]);
+    let fault = match error {
+        RefError::Unterminated => Fault::syntax(error.to_string()),
+        _ => Fault::entity(name, error),
+    };
+    Located {
+        fault,
+        offset: at + offset,
+    }
+}

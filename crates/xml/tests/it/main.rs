@@ -1,0 +1,9 @@
+//! Behaviour tests of `ringpipe-xml`, built as one test binary.
+
+mod common;
+mod differential;
+mod errors;
+mod fields;
+mod fuzz_smoke;
+mod inputs;
+mod limits;
