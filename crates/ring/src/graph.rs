@@ -109,13 +109,16 @@ struct Group<E> {
     members: Vec<Member<E>>,
 }
 
+/// Builds a processor around its parts; returns its thread body.
+type BuildProcessor<E> = Box<dyn FnOnce(ProcessorParts<E>) -> Box<dyn FnOnce() + Send>>;
+
 /// One processor-to-be: its settings and how to build it around its parts.
 struct Member<E> {
     label: String,
     shard: Shard<E>,
     max_batch: usize,
     rewind: RewindStrategy,
-    build: Box<dyn FnOnce(ProcessorParts<E>) -> Box<dyn FnOnce() + Send>>,
+    build: BuildProcessor<E>,
 }
 
 impl<E: Send + Sync + 'static> RingBuilder<E> {

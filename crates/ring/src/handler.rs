@@ -235,10 +235,10 @@ impl<E, H: EventHandlerMut<E>> Dispatch<E> for Exclusive<H> {
         sequence: i64,
         end_of_batch: bool,
     ) -> Result<(), HandlerError> {
-        // SAFETY: the caller guarantees exclusive access (see EventHandlerMut).
         slot.with_mut(|event| {
-            self.0
-                .on_event(unsafe { &mut *event }, sequence, end_of_batch)
+            // SAFETY: the caller guarantees exclusive access (see EventHandlerMut).
+            let event = unsafe { &mut *event };
+            self.0.on_event(event, sequence, end_of_batch)
         })
     }
     forward_lifecycle!();

@@ -64,9 +64,17 @@ impl<E, D: Dispatch<E>> BatchProcessor<E, D> {
 
     /// The processor's thread body; returns when the ring halts.
     pub(crate) fn run(mut self) {
-        if let Err(error) = guard(|| Ok(self.handler.on_start())) {
-            self.escalate(0, -1, None, 1, error);
-            return;
+        if let Err(error) = guard(|| {
+            self.handler.on_start();
+            Ok(())
+        }) {
+            // Go on when the exception handler skips the failure: returning
+            // without halting left a dead processor whose sequence gated the
+            // producers and `shutdown` forever (found by the lifecycle test
+            // `on_start_panic_skipped_by_the_exception_handler_keeps_processing`).
+            if !self.escalate(0, -1, None, 1, error) {
+                return;
+            }
         }
         let mut next = self.parts.sequence.get() + 1;
         loop {
@@ -91,7 +99,10 @@ impl<E, D: Dispatch<E>> BatchProcessor<E, D> {
                 Err(WaitError::Halted) => break,
             }
         }
-        if let Err(error) = guard(|| Ok(self.handler.on_shutdown())) {
+        if let Err(error) = guard(|| {
+            self.handler.on_shutdown();
+            Ok(())
+        }) {
             log::error!("{}: on_shutdown failed: {error}", self.parts.name);
         }
     }

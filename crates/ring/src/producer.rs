@@ -70,6 +70,8 @@ impl<E> Producer<E> {
     /// # Errors
     ///
     /// [`ClaimError::Halted`] once the ring has halted.
+    // Named after the Disruptor's `next()`; a claim is not an iterator item.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Claim<'_, E>, ClaimError> {
         self.next_n(1)
     }
@@ -160,6 +162,8 @@ impl<E> MultiProducer<E> {
     /// # Errors
     ///
     /// [`ClaimError::Halted`] once the ring has halted.
+    // Named after the Disruptor's `next()`; a claim is not an iterator item.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&self) -> Result<Claim<'_, E>, ClaimError> {
         self.next_n(1)
     }
