@@ -35,6 +35,13 @@ impl<E> SequenceBarrier<E> {
     /// everything up to it as one batch.
     #[inline]
     pub(crate) fn wait_for(&self, sequence: i64) -> Result<i64, WaitError> {
+        // Check the halt before the fast path: `halt` abandons whatever is
+        // left in the ring, so a processor that is behind must stop at its
+        // next wait, not drain the rest first (found by the lifecycle test
+        // `halt_abandons_what_is_left_in_the_ring`).
+        if self.ring.is_halted() {
+            return Err(WaitError::Halted);
+        }
         if let Some(available) = self.available(sequence) {
             return Ok(available);
         }

@@ -42,6 +42,8 @@ mod exception;
 mod graph;
 mod handle;
 mod handler;
+#[cfg(all(test, loom))]
+mod loom_tests;
 mod processor;
 mod producer;
 mod rewind;
