@@ -112,7 +112,13 @@ impl<E, D: Dispatch<E>> BatchProcessor<E, D> {
     fn process(&mut self, first: i64, last: i64, available: i64) -> bool {
         let mut attempt = 0;
         loop {
-            let error = match guard_batch(|| self.deliver(first, last, available)) {
+            // The event being delivered, so a panic can be pinned on it.
+            let mut at = first;
+            let attempt_result = catch_unwind(AssertUnwindSafe(|| {
+                self.deliver(first, last, available, &mut at)
+            }))
+            .unwrap_or_else(|panic| Err((Some(at), panicked(panic))));
+            let error = match attempt_result {
                 Ok(()) => return true,
                 Err(error) => error,
             };
@@ -137,7 +143,13 @@ impl<E, D: Dispatch<E>> BatchProcessor<E, D> {
     }
 
     /// One attempt at a batch.
-    fn deliver(&mut self, first: i64, last: i64, available: i64) -> Result<(), AttemptError> {
+    fn deliver(
+        &mut self,
+        first: i64,
+        last: i64,
+        available: i64,
+        at: &mut i64,
+    ) -> Result<(), AttemptError> {
         let (parts, handler) = (&self.parts, &mut self.handler);
         let ring = &*parts.ring;
         let Some(owned) = parts.shard.plan(ring, first, last) else {
@@ -146,11 +158,13 @@ impl<E, D: Dispatch<E>> BatchProcessor<E, D> {
         handler.on_batch_start(owned.count, (available - first + 1) as usize);
         if let Shard::All = parts.shard {
             for sequence in first..=last {
+                *at = sequence;
                 dispatch(handler, ring, sequence, sequence == last)?;
             }
         } else {
             let mut next = parts.shard.next_owned(ring, first, last);
             while let Some(sequence) = next {
+                *at = sequence;
                 dispatch(handler, ring, sequence, sequence == owned.last)?;
                 next = parts.shard.next_owned(ring, sequence + 1, last);
             }
@@ -225,11 +239,6 @@ fn dispatch<E, D: Dispatch<E>>(
 /// Runs a handler callback, turning a panic into [`HandlerError::Panicked`].
 fn guard(f: impl FnOnce() -> Result<(), HandlerError>) -> Result<(), HandlerError> {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| Err(panicked(panic)))
-}
-
-/// [`guard`] for a batch attempt, which also names the failing event.
-fn guard_batch(f: impl FnOnce() -> Result<(), AttemptError>) -> Result<(), AttemptError> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| Err((None, panicked(panic))))
 }
 
 fn panicked(payload: Box<dyn std::any::Any + Send>) -> HandlerError {
