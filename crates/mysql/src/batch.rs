@@ -1,0 +1,148 @@
+//! The current batch's rows, kept until commit.
+//!
+//! The ring owns its rows, so the sink copies each row once into one flat
+//! buffer. The copy lets the sink re-send any subset of the batch: to find a
+//! bad record, to fall back to another write path, and to feed the paths
+//! that bind values at flush time.
+
+use std::ops::Range;
+
+use mysql::Value;
+use ringpipe_ring::pipeline::{RecordPosition, Row};
+
+use crate::encode::Values;
+
+/// Rows of one batch, column text in one buffer.
+#[derive(Debug, Default)]
+pub(crate) struct Batch {
+    /// Columns per row.
+    width: usize,
+    /// Every present value, back to back.
+    text: String,
+    /// Per cell (row-major): byte range in `text`, `None` for NULL.
+    cells: Vec<Option<Range<usize>>>,
+    /// Per row: where the record came from.
+    positions: Vec<RecordPosition>,
+}
+
+/// One stored row.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StoredRow<'a> {
+    /// The batch holding it.
+    batch: &'a Batch,
+    /// Its index in the batch.
+    index: usize,
+}
+
+impl Batch {
+    /// An empty batch of `width`-column rows.
+    pub(crate) fn new(width: usize) -> Self {
+        Batch {
+            width,
+            ..Batch::default()
+        }
+    }
+
+    /// Rows held.
+    pub(crate) fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// Whether no row is held.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+
+    /// Copies `row` in.
+    pub(crate) fn push(&mut self, row: &Row) {
+        for index in 0..self.width {
+            let cell = row.get(index).map(|value| {
+                let start = self.text.len();
+                self.text.push_str(value);
+                start..self.text.len()
+            });
+            self.cells.push(cell);
+        }
+        self.positions.push(row.position());
+    }
+
+    /// Row `index`.
+    pub(crate) fn row(&self, index: usize) -> StoredRow<'_> {
+        StoredRow { batch: self, index }
+    }
+
+    /// Forgets every row, keeping capacity.
+    pub(crate) fn clear(&mut self) {
+        self.text.clear();
+        self.cells.clear();
+        self.positions.clear();
+    }
+
+    /// Owned parameter values of `rows`, row-major, for the binary protocol.
+    pub(crate) fn params(&self, rows: Range<usize>) -> Vec<Value> {
+        let cells = &self.cells[rows.start * self.width..rows.end * self.width];
+        cells
+            .iter()
+            .map(|cell| match cell {
+                Some(range) => Value::Bytes(self.text[range.clone()].as_bytes().to_vec()),
+                None => Value::NULL,
+            })
+            .collect()
+    }
+
+    /// Bytes of text in `rows` (a size estimate for statement bounds).
+    pub(crate) fn text_len(&self, row: usize) -> usize {
+        self.cells[row * self.width..(row + 1) * self.width]
+            .iter()
+            .flatten()
+            .map(|r| r.len())
+            .sum()
+    }
+}
+
+impl StoredRow<'_> {
+    /// Where the record came from.
+    pub(crate) fn position(&self) -> RecordPosition {
+        self.batch.positions[self.index]
+    }
+}
+
+impl Values for StoredRow<'_> {
+    fn width(&self) -> usize {
+        self.batch.width
+    }
+
+    fn value(&self, index: usize) -> Option<&str> {
+        let cell = &self.batch.cells[self.index * self.batch.width + index];
+        cell.as_ref().map(|range| &self.batch.text[range.clone()])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_round_trip_with_nulls_and_positions() {
+        let mut batch = Batch::new(2);
+        let mut row = Row::with_columns(2);
+        row.set(0, "a");
+        row.set_position(RecordPosition {
+            record: 7,
+            ..RecordPosition::default()
+        });
+        batch.push(&row);
+        row.set(1, "");
+        batch.push(&row);
+        assert_eq!(batch.len(), 2);
+        assert_eq!(batch.row(0).value(1), None);
+        assert_eq!(batch.row(1).value(1), Some(""));
+        assert_eq!(batch.row(0).position().record, 7);
+        assert_eq!(
+            batch.params(1..2),
+            vec![Value::Bytes(b"a".to_vec()), Value::Bytes(vec![])]
+        );
+        batch.clear();
+        assert!(batch.is_empty());
+    }
+}

@@ -1,0 +1,311 @@
+//! What the user configures: where, which table and columns, how to write.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use mysql::{Opts, OptsBuilder};
+
+use crate::MysqlError;
+
+/// What happens when a row's key already exists in the table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Plain `INSERT`: a duplicate key is an error (a bad record).
+    #[default]
+    Insert,
+    /// `INSERT IGNORE`: duplicates are skipped; any other warning is still
+    /// an error, because IGNORE would otherwise turn bad values into 0/NULL.
+    Ignore,
+    /// `INSERT ... ON DUPLICATE KEY UPDATE` every mapped non-key column.
+    Upsert,
+    /// `REPLACE`: a duplicate row is deleted and inserted again.
+    Replace,
+    /// Empty the table once (in [`prepare`](crate::prepare)), then `Insert`.
+    Truncate,
+}
+
+/// How rows travel to the server. All paths produce identical tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WritePath {
+    /// Multi-row `INSERT ... VALUES (...),(...)` text statements.
+    Insert,
+    /// Prepared multi-row statements on the binary protocol.
+    Prepared,
+    /// `LOAD DATA LOCAL INFILE` streaming the batch as TSV; falls back to
+    /// `Insert` for upserts and when the server disables `local_infile`.
+    LoadData,
+    /// MariaDB's bulk binary protocol (`COM_STMT_BULK_EXECUTE`); falls back
+    /// to `Prepared` on MySQL.
+    Bulk,
+}
+
+impl Default for WritePath {
+    /// `Bulk`: the fastest path on one connection in `benches/write_paths.rs`
+    /// and close to `LoadData` on two (see the crate docs), without needing
+    /// `local_infile`; falls back to `Prepared` on MySQL.
+    fn default() -> Self {
+        WritePath::Bulk
+    }
+}
+
+/// Everything a sink needs to know; build with [`SinkConfig::new`] and the
+/// builder methods.
+///
+/// `Debug` and `Display` show the URL with its password replaced by `***`.
+#[derive(Clone)]
+pub struct SinkConfig {
+    /// `mysql://user:pass@host:port/db?params`.
+    pub(crate) url: String,
+    /// Table in the URL's database.
+    pub(crate) table: String,
+    /// Target columns, in the order of the rows' values.
+    pub(crate) columns: Vec<String>,
+    /// Duplicate-key behaviour.
+    pub(crate) mode: Mode,
+    /// How rows travel.
+    pub(crate) write_path: WritePath,
+    /// Most rows in one statement.
+    pub(crate) max_rows_per_statement: usize,
+    /// Optional statement size bound, below the server's own.
+    pub(crate) max_statement_bytes: Option<usize>,
+    /// Bad records allowed (diverted to the reject file) before halting.
+    pub(crate) max_bad: u64,
+    /// Where bad records go.
+    pub(crate) reject_file: Option<PathBuf>,
+    /// `(column, type)` pairs for `CREATE TABLE IF NOT EXISTS`.
+    pub(crate) create_table: Option<Vec<(String, String)>>,
+    /// Statements run on every new connection, before the sink's own setup.
+    pub(crate) init_commands: Vec<String>,
+    /// File holding the password (first line).
+    pub(crate) password_file: Option<PathBuf>,
+}
+
+impl SinkConfig {
+    /// A configuration writing `columns` of `table` at `url`, with defaults:
+    /// mode [`Mode::Insert`], [`WritePath::default`], 2,000 rows per
+    /// statement, no bad records allowed.
+    pub fn new(url: impl Into<String>, table: impl Into<String>, columns: &[&str]) -> Self {
+        SinkConfig {
+            url: url.into(),
+            table: table.into(),
+            columns: columns.iter().map(|c| (*c).to_owned()).collect(),
+            mode: Mode::default(),
+            write_path: WritePath::default(),
+            max_rows_per_statement: 2_000,
+            max_statement_bytes: None,
+            max_bad: 0,
+            reject_file: None,
+            create_table: None,
+            init_commands: Vec::new(),
+            password_file: None,
+        }
+    }
+
+    /// Sets the duplicate-key mode.
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Sets the write path.
+    pub fn write_path(mut self, path: WritePath) -> Self {
+        self.write_path = path;
+        self
+    }
+
+    /// Caps rows per statement (at least 1).
+    pub fn max_rows_per_statement(mut self, rows: usize) -> Self {
+        self.max_rows_per_statement = rows.max(1);
+        self
+    }
+
+    /// Caps statement size below what `max_allowed_packet` allows.
+    pub fn max_statement_bytes(mut self, bytes: usize) -> Self {
+        self.max_statement_bytes = Some(bytes);
+        self
+    }
+
+    /// Allows up to `max_bad` bad records (over all shards) to be diverted.
+    pub fn max_bad(mut self, max_bad: u64) -> Self {
+        self.max_bad = max_bad;
+        self
+    }
+
+    /// Writes bad records to `path` (created or truncated by `prepare`).
+    pub fn reject_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.reject_file = Some(path.into());
+        self
+    }
+
+    /// Creates the table if missing, from `(column, SQL type)` pairs.
+    /// Types are trusted configuration; they are checked only for statement
+    /// separators and comments.
+    pub fn create_table(mut self, columns: Vec<(String, String)>) -> Self {
+        self.create_table = Some(columns);
+        self
+    }
+
+    /// Adds a statement to run on every new connection (e.g. a `SET SESSION`).
+    pub fn init_command(mut self, sql: impl Into<String>) -> Self {
+        self.init_commands.push(sql.into());
+        self
+    }
+
+    /// Reads the password from the first line of `path` when the URL has none.
+    pub fn password_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.password_file = Some(path.into());
+        self
+    }
+
+    /// The URL with any password replaced by `***`.
+    pub fn redacted_url(&self) -> String {
+        redact_url(&self.url)
+    }
+
+    /// Driver options: URL, then password from the URL, `password_file` or
+    /// `MYSQL_PWD` (in that order), and the init commands.
+    pub(crate) fn opts(&self) -> Result<Opts, MysqlError> {
+        let opts = Opts::from_url(&self.url).map_err(|e| MysqlError::Config(e.to_string()))?;
+        let mut builder = OptsBuilder::from_opts(opts.clone())
+            // The sink caches its own prepared statements; the driver's cache
+            // would close them behind its back when it evicts.
+            .stmt_cache_size(0)
+            .init(self.init_commands.clone());
+        if opts.get_pass().is_none() {
+            builder = builder.pass(self.fallback_password()?);
+        }
+        Ok(builder.into())
+    }
+
+    /// The password from `password_file` or `MYSQL_PWD`.
+    fn fallback_password(&self) -> Result<Option<String>, MysqlError> {
+        if let Some(path) = &self.password_file {
+            let text =
+                std::fs::read_to_string(path).map_err(|source| MysqlError::PasswordFile {
+                    path: path.clone(),
+                    source,
+                })?;
+            return Ok(Some(text.lines().next().unwrap_or("").to_owned()));
+        }
+        Ok(std::env::var("MYSQL_PWD").ok())
+    }
+}
+
+impl fmt::Debug for SinkConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SinkConfig")
+            .field("url", &self.redacted_url())
+            .field("table", &self.table)
+            .field("columns", &self.columns)
+            .field("mode", &self.mode)
+            .field("write_path", &self.write_path)
+            .field("max_rows_per_statement", &self.max_rows_per_statement)
+            .field("max_statement_bytes", &self.max_statement_bytes)
+            .field("max_bad", &self.max_bad)
+            .field("reject_file", &self.reject_file)
+            .field("init_commands", &self.init_commands.len())
+            .field("password_file", &self.password_file)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Display for SinkConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} table {} ({} columns), mode {:?}, path {:?}",
+            self.redacted_url(),
+            self.table,
+            self.columns.len(),
+            self.mode,
+            self.write_path
+        )
+    }
+}
+
+/// Replaces the password of a `scheme://user:password@host/...` URL by `***`.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(
+///     ringpipe_mysql::redact_url("mysql://u:s3cret@h:3306/db"),
+///     "mysql://u:***@h:3306/db"
+/// );
+/// ```
+pub fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
+        return url.to_owned();
+    };
+    let rest = &url[scheme_end..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    // The last '@' ends the user info: a password may itself contain '@'.
+    let Some(at) = rest[..authority_end].rfind('@') else {
+        return url.to_owned();
+    };
+    let Some(colon) = rest[..at].find(':') else {
+        return url.to_owned();
+    };
+    format!(
+        "{}{}:***{}",
+        &url[..scheme_end],
+        &rest[..colon],
+        &rest[at..]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_hides_only_the_password() {
+        assert_eq!(redact_url("mysql://u:p@h/db"), "mysql://u:***@h/db");
+        assert_eq!(
+            redact_url("mysql://u:p@ss@h/db?x=1"),
+            "mysql://u:***@h/db?x=1"
+        );
+        assert_eq!(redact_url("mysql://u@h/db"), "mysql://u@h/db");
+        assert_eq!(redact_url("mysql://h:3306/db"), "mysql://h:3306/db");
+    }
+
+    #[test]
+    fn debug_and_display_never_show_the_password() {
+        let config = SinkConfig::new("mysql://root:hunter2@localhost/test", "t", &["a"]);
+        assert!(!format!("{config:?}").contains("hunter2"));
+        assert!(!format!("{config}").contains("hunter2"));
+        assert!(format!("{config}").contains("root:***@localhost"));
+    }
+
+    #[test]
+    fn password_file_supplies_a_missing_password() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pw");
+        std::fs::write(&path, "from-file\n").unwrap();
+        let config = SinkConfig::new("mysql://u@h/db", "t", &["a"]).password_file(&path);
+        assert_eq!(config.opts().unwrap().get_pass(), Some("from-file"));
+    }
+
+    #[test]
+    fn url_password_wins_over_mysql_pwd_which_wins_over_nothing() {
+        // The only test reading MYSQL_PWD without a password file.
+        std::env::set_var("MYSQL_PWD", "from-env");
+        let from_env = SinkConfig::new("mysql://u@h/db", "t", &["a"])
+            .opts()
+            .unwrap();
+        let from_url = SinkConfig::new("mysql://u:in-url@h/db", "t", &["a"])
+            .opts()
+            .unwrap();
+        std::env::remove_var("MYSQL_PWD");
+        assert_eq!(from_env.get_pass(), Some("from-env"));
+        assert_eq!(from_url.get_pass(), Some("in-url"));
+    }
+
+    #[test]
+    fn missing_password_file_is_a_clear_error() {
+        let config =
+            SinkConfig::new("mysql://u@h/db", "t", &["a"]).password_file("/nonexistent/pw");
+        let err = config.opts().unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/pw"));
+    }
+}

@@ -1,0 +1,24 @@
+//! Encoders that turn rows into bytes for the server, as rows arrive.
+
+pub(crate) mod insert;
+pub(crate) mod tsv;
+
+use ringpipe_ring::pipeline::Row;
+
+/// A record's column values, whether fresh from the ring or kept in a batch.
+pub(crate) trait Values {
+    /// Number of columns.
+    fn width(&self) -> usize;
+    /// Column `index`, `None` for NULL.
+    fn value(&self, index: usize) -> Option<&str>;
+}
+
+impl Values for Row {
+    fn width(&self) -> usize {
+        self.len()
+    }
+
+    fn value(&self, index: usize) -> Option<&str> {
+        self.get(index)
+    }
+}

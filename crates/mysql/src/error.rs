@@ -1,0 +1,339 @@
+//! The sink's error type and the classification of server error codes.
+//!
+//! Neither the `mysql` crate nor the server says which errors are worth a
+//! retry; that judgement lives here, in [`MysqlError::is_retryable`] and the
+//! crate-private [`MysqlError::is_row_error`] (an error that one record can
+//! cause, so that bisecting the batch can find that record).
+
+use std::path::PathBuf;
+
+use ringpipe_ring::pipeline::{RecordPosition, SinkError};
+
+/// Server error codes this crate classifies, one constant each.
+pub mod codes {
+    /// `ER_TOO_MANY_CONNECTIONS`: the server is full; retry later.
+    pub const TOO_MANY_CONNECTIONS: u16 = 1040;
+    /// `ER_SERVER_SHUTDOWN`: the server is shutting down; retry after failover.
+    pub const SERVER_SHUTDOWN: u16 = 1053;
+    /// `ER_LOCK_WAIT_TIMEOUT`: another transaction held a lock too long; retry.
+    pub const LOCK_WAIT_TIMEOUT: u16 = 1205;
+    /// `ER_LOCK_DEADLOCK`: InnoDB chose this transaction as a deadlock victim; retry.
+    pub const LOCK_DEADLOCK: u16 = 1213;
+    /// `ER_OPTION_PREVENTS_STATEMENT` (e.g. `--read-only` during failover); retry.
+    pub const OPTION_PREVENTS_STATEMENT: u16 = 1290;
+    /// `ER_READ_ONLY_MODE`: the server is read-only (failover in progress); retry.
+    pub const READ_ONLY_MODE: u16 = 1836;
+    /// MariaDB `ER_CONNECTION_KILLED`: our connection was killed; retry on a new one.
+    pub const CONNECTION_KILLED: u16 = 1927;
+    /// `CR_SERVER_GONE_ERROR` (client code): connection lost; retry.
+    pub const SERVER_GONE: u16 = 2006;
+    /// `CR_SERVER_LOST` (client code): connection lost during a query; retry.
+    pub const SERVER_LOST: u16 = 2013;
+
+    /// `ER_BAD_NULL_ERROR`: NULL into a NOT NULL column.
+    pub const BAD_NULL: u16 = 1048;
+    /// `ER_BAD_FIELD_ERROR`: unknown column.
+    pub const BAD_FIELD: u16 = 1054;
+    /// `ER_DUP_ENTRY`: duplicate key.
+    pub const DUP_ENTRY: u16 = 1062;
+    /// `ER_NOT_ALLOWED_COMMAND`: `LOAD DATA LOCAL` is disabled.
+    pub const NOT_ALLOWED_COMMAND: u16 = 1148;
+    /// `ER_NO_SUCH_TABLE`: the table does not exist.
+    pub const NO_SUCH_TABLE: u16 = 1146;
+    /// `ER_NO_REFERENCED_ROW` (old form): foreign key has no parent.
+    pub const NO_REFERENCED_ROW: u16 = 1216;
+    /// `WARN_NULL_TO_NOTNULL`: LOAD DATA turned NULL into a default.
+    pub const NULL_TO_NOTNULL: u16 = 1263;
+    /// `ER_WARN_DATA_OUT_OF_RANGE`: numeric value out of range.
+    pub const DATA_OUT_OF_RANGE: u16 = 1264;
+    /// `WARN_DATA_TRUNCATED`: value truncated.
+    pub const DATA_TRUNCATED: u16 = 1265;
+    /// `ER_WARN_DEPRECATED_SYNTAX`: MySQL >= 8.0.20 flags `VALUES(col)` in
+    /// upserts; harmless, so never treated as a data error.
+    pub const WARN_DEPRECATED_SYNTAX: u16 = 1287;
+    /// `ER_TRUNCATED_WRONG_VALUE`: incorrect date/time/number value.
+    pub const TRUNCATED_WRONG_VALUE: u16 = 1292;
+    /// `ER_NO_DEFAULT_FOR_FIELD`: a NOT NULL column without default was left out.
+    pub const NO_DEFAULT_FOR_FIELD: u16 = 1364;
+    /// `ER_TRUNCATED_WRONG_VALUE_FOR_FIELD`: incorrect value for a column (bad text).
+    pub const TRUNCATED_WRONG_VALUE_FOR_FIELD: u16 = 1366;
+    /// `ER_DATA_TOO_LONG`: string longer than the column.
+    pub const DATA_TOO_LONG: u16 = 1406;
+    /// `ER_NO_REFERENCED_ROW_2`: foreign key has no parent.
+    pub const NO_REFERENCED_ROW_2: u16 = 1452;
+    /// `ER_DUP_ENTRY_WITH_KEY_NAME`: duplicate key (variant).
+    pub const DUP_ENTRY_WITH_KEY_NAME: u16 = 1586;
+    /// MySQL `ER_CHECK_CONSTRAINT_VIOLATED`.
+    pub const CHECK_CONSTRAINT_VIOLATED: u16 = 3819;
+    /// MariaDB `ER_CONSTRAINT_FAILED`: a CHECK constraint failed.
+    pub const CONSTRAINT_FAILED: u16 = 4025;
+}
+
+/// Everything that can go wrong between the sink and the server.
+///
+/// `Display` never contains a password: URLs are shown redacted and driver
+/// messages do not carry credentials.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MysqlError {
+    /// The configuration is unusable (bad URL, wrong column count, ...).
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// An identifier (table or column name) cannot be used.
+    #[error("invalid identifier {name:?}: {reason}")]
+    Identifier {
+        /// The rejected name.
+        name: String,
+        /// Why it was rejected.
+        reason: &'static str,
+    },
+    /// The password file could not be read.
+    #[error("cannot read password file {path}: {source}")]
+    PasswordFile {
+        /// The file that was named in the configuration.
+        path: PathBuf,
+        /// The I/O failure.
+        source: std::io::Error,
+    },
+    /// The server answered with an error.
+    #[error("server error {code} ({state}) during {context}: {message}")]
+    Server {
+        /// The server's error number (see [`codes`]).
+        code: u16,
+        /// The SQLSTATE.
+        state: String,
+        /// The server's message.
+        message: String,
+        /// What the sink was doing.
+        context: &'static str,
+    },
+    /// The connection failed or broke (I/O, protocol, TLS): always retryable.
+    #[error("connection failure during {context}: {message}")]
+    Connection {
+        /// The driver's description.
+        message: String,
+        /// What the sink was doing.
+        context: &'static str,
+    },
+    /// The driver failed without a connection problem (bad URL value, ...).
+    #[error("driver error during {context}: {message}")]
+    Driver {
+        /// The driver's description.
+        message: String,
+        /// What the sink was doing.
+        context: &'static str,
+    },
+    /// The table or a mapped column is missing.
+    #[error("schema check failed: {0}")]
+    Schema(String),
+    /// The server accepted a statement but reported a warning that would
+    /// have changed data silently (e.g. LOAD DATA turning a bad value to 0).
+    #[error("server warning {code} ({level}) treated as an error: {message}")]
+    Warning {
+        /// `Warning` or `Error`.
+        level: String,
+        /// The warning's code (see [`codes`]).
+        code: u16,
+        /// The server's message.
+        message: String,
+    },
+    /// A load reported fewer rows than were sent.
+    #[error("the server stored {affected} of {expected} rows: rows were skipped")]
+    RowsSkipped {
+        /// Rows sent.
+        expected: u64,
+        /// Rows the server reported.
+        affected: u64,
+    },
+    /// One record is too large for a single statement (`max_allowed_packet`).
+    #[error("record {} (line {}, column {}) needs {bytes} bytes in one statement; the limit is {limit} (max_allowed_packet)", .position.record, .position.line, .position.column)]
+    RowTooLarge {
+        /// Where the record came from.
+        position: RecordPosition,
+        /// Bytes the record needs.
+        bytes: usize,
+        /// The statement size limit.
+        limit: usize,
+    },
+    /// A record failed and no bad-record budget was left: the import halts.
+    #[error("record {} (line {}, column {}) failed: {source}", .position.record, .position.line, .position.column)]
+    BadRecord {
+        /// Where the record came from.
+        position: RecordPosition,
+        /// Why the server refused it.
+        source: Box<MysqlError>,
+    },
+    /// More than `max_bad` records failed across all shards.
+    #[error("more than {max_bad} bad records; record {} (line {}, column {}) failed: {source}", .position.record, .position.line, .position.column)]
+    TooManyBadRecords {
+        /// The configured budget.
+        max_bad: u64,
+        /// The record that exceeded it.
+        position: RecordPosition,
+        /// Why the server refused it.
+        source: Box<MysqlError>,
+    },
+    /// The reject file could not be written.
+    #[error("cannot write reject file: {0}")]
+    RejectFile(std::io::Error),
+}
+
+/// Codes for which replaying the same rows can succeed.
+const RETRYABLE: &[u16] = &[
+    codes::TOO_MANY_CONNECTIONS,
+    codes::SERVER_SHUTDOWN,
+    codes::LOCK_WAIT_TIMEOUT,
+    codes::LOCK_DEADLOCK,
+    codes::OPTION_PREVENTS_STATEMENT,
+    codes::READ_ONLY_MODE,
+    codes::CONNECTION_KILLED,
+    codes::SERVER_GONE,
+    codes::SERVER_LOST,
+];
+
+/// Codes one record can cause: bisecting the batch will find the record.
+const ROW_ERRORS: &[u16] = &[
+    codes::BAD_NULL,
+    codes::DUP_ENTRY,
+    codes::NO_REFERENCED_ROW,
+    codes::NULL_TO_NOTNULL,
+    codes::DATA_OUT_OF_RANGE,
+    codes::DATA_TRUNCATED,
+    codes::TRUNCATED_WRONG_VALUE,
+    codes::NO_DEFAULT_FOR_FIELD,
+    codes::TRUNCATED_WRONG_VALUE_FOR_FIELD,
+    codes::DATA_TOO_LONG,
+    codes::NO_REFERENCED_ROW_2,
+    codes::DUP_ENTRY_WITH_KEY_NAME,
+    codes::CHECK_CONSTRAINT_VIOLATED,
+    codes::CONSTRAINT_FAILED,
+];
+
+impl MysqlError {
+    /// Wraps a driver error, recording what the sink was doing.
+    pub(crate) fn driver(error: mysql::Error, context: &'static str) -> Self {
+        match error {
+            mysql::Error::MySqlError(e) => MysqlError::Server {
+                code: e.code,
+                state: e.state,
+                message: e.message,
+                context,
+            },
+            mysql::Error::UrlError(e) => MysqlError::Config(e.to_string()),
+            e if e.is_connectivity_error() => MysqlError::Connection {
+                message: e.to_string(),
+                context,
+            },
+            e => MysqlError::Driver {
+                message: e.to_string(),
+                context,
+            },
+        }
+    }
+
+    /// The server error code, when the error came from the server.
+    pub fn code(&self) -> Option<u16> {
+        match self {
+            MysqlError::Server { code, .. } | MysqlError::Warning { code, .. } => Some(*code),
+            MysqlError::BadRecord { source, .. } | MysqlError::TooManyBadRecords { source, .. } => {
+                source.code()
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the connection is gone (so the server rolled back for us).
+    pub fn is_connection_lost(&self) -> bool {
+        match self {
+            MysqlError::Connection { .. } => true,
+            MysqlError::Server { code, .. } => matches!(
+                *code,
+                codes::SERVER_GONE | codes::SERVER_LOST | codes::CONNECTION_KILLED
+            ),
+            _ => false,
+        }
+    }
+
+    /// Whether the error is caused by one record's values, so that the
+    /// sink may search the batch for it.
+    pub(crate) fn is_row_error(&self) -> bool {
+        match self {
+            MysqlError::Server { code, .. } | MysqlError::Warning { code, .. } => {
+                ROW_ERRORS.contains(code)
+            }
+            MysqlError::RowsSkipped { .. } => true,
+            _ => false,
+        }
+    }
+}
+
+impl SinkError for MysqlError {
+    fn is_retryable(&self) -> bool {
+        match self {
+            MysqlError::Connection { .. } => true,
+            MysqlError::Server { code, .. } => RETRYABLE.contains(code),
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(code: u16) -> MysqlError {
+        MysqlError::Server {
+            code,
+            state: "HY000".into(),
+            message: "m".into(),
+            context: "test",
+        }
+    }
+
+    #[test]
+    fn transient_server_errors_are_retryable() {
+        for code in [1213, 1205, 1053, 1040, 1290, 1836, 2006, 2013] {
+            assert!(server(code).is_retryable(), "{code}");
+        }
+    }
+
+    #[test]
+    fn data_errors_are_fatal_and_row_attributable() {
+        for code in [1406, 1366, 1292, 1265, 1264, 1048, 1062] {
+            let e = server(code);
+            assert!(!e.is_retryable(), "{code}");
+            assert!(e.is_row_error(), "{code}");
+        }
+    }
+
+    #[test]
+    fn schema_errors_are_fatal_and_not_blamed_on_a_row() {
+        for code in [1054, 1146, 1064] {
+            let e = server(code);
+            assert!(!e.is_retryable() && !e.is_row_error(), "{code}");
+        }
+    }
+
+    #[test]
+    fn io_errors_are_retryable_connection_losses() {
+        let io = std::io::Error::new(std::io::ErrorKind::BrokenPipe, "gone");
+        let e = MysqlError::driver(mysql::Error::IoError(io), "flush");
+        assert!(e.is_retryable() && e.is_connection_lost());
+    }
+
+    #[test]
+    fn bad_record_names_the_record_and_keeps_the_code() {
+        let e = MysqlError::BadRecord {
+            position: RecordPosition {
+                record: 17,
+                line: 40,
+                column: 3,
+                byte_offset: 0,
+            },
+            source: Box::new(server(1062)),
+        };
+        assert!(e.to_string().starts_with("record 17 (line 40, column 3)"));
+        assert_eq!(e.code(), Some(1062));
+        assert!(!e.is_retryable());
+    }
+}

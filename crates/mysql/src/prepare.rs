@@ -1,0 +1,177 @@
+//! The once-per-import preparation step, run before any sink exists.
+
+use std::sync::Arc;
+
+use mysql::prelude::Queryable;
+use mysql::Opts;
+
+use crate::config::{Mode, SinkConfig, WritePath};
+use crate::connect::{self, Session};
+use crate::ident::Ident;
+use crate::reject::RejectLog;
+use crate::schema;
+use crate::sink::MysqlSink;
+use crate::statement::{self, InsertShape};
+use crate::MysqlError;
+
+/// What every sink of one import shares: checked schema, statement texts,
+/// effective write path, server capabilities and the bad-record budget.
+///
+/// Made by [`prepare`]; `Send + Sync`, so shards can connect from their own
+/// threads.
+#[derive(Debug, Clone)]
+pub struct PreparedTarget {
+    /// Shared, read-only state.
+    pub(crate) inner: Arc<Target>,
+}
+
+/// The shared state behind [`PreparedTarget`].
+#[derive(Debug)]
+pub(crate) struct Target {
+    /// Driver options (password resolved).
+    pub(crate) opts: Opts,
+    /// The URL, redacted, for messages.
+    pub(crate) redacted_url: String,
+    /// Mapped columns, quoted.
+    pub(crate) columns: Vec<Ident>,
+    /// Key columns (primary, else first unique).
+    pub(crate) key_columns: Vec<String>,
+    /// Duplicate handling.
+    pub(crate) mode: Mode,
+    /// The write path after fallbacks.
+    pub(crate) path: WritePath,
+    /// Parts of the multi-row INSERT for `mode`.
+    pub(crate) shape: InsertShape,
+    /// The `LOAD DATA` statement for `mode`.
+    pub(crate) load_sql: String,
+    /// Rows per statement.
+    pub(crate) max_rows: usize,
+    /// The configured statement size bound, if any.
+    pub(crate) max_bytes: Option<usize>,
+    /// Bad-record budget and reject file, shared by all shards.
+    pub(crate) rejects: Arc<RejectLog>,
+}
+
+/// Checks the target and prepares it once per import: validates names,
+/// creates the table if asked, checks that the table and mapped columns
+/// exist, truncates for [`Mode::Truncate`] (once, not per shard), picks the
+/// effective write path and opens the reject file.
+///
+/// # Errors
+///
+/// Bad configuration or identifiers, connection failures, a missing table
+/// or column ([`MysqlError::Schema`]), an unwritable reject file.
+pub fn prepare(config: &SinkConfig) -> Result<PreparedTarget, MysqlError> {
+    let table = Ident::new(&config.table)?;
+    let columns = config
+        .columns
+        .iter()
+        .map(|c| Ident::new(c))
+        .collect::<Result<Vec<_>, _>>()?;
+    if columns.is_empty() {
+        return Err(MysqlError::Config("no columns mapped".into()));
+    }
+    let opts = config.opts()?;
+    let mut session = connect::open(&opts)?;
+    if let Some(create) = &config.create_table {
+        schema::create(&mut session.conn, &table, create)?;
+    }
+    schema::check(&mut session.conn, &config.table, &config.columns)?;
+    let key_columns = schema::keys_of(&mut session.conn, &config.table)?;
+    if config.mode == Mode::Truncate {
+        session
+            .conn
+            .query_drop(format!("TRUNCATE TABLE {table}"))
+            .map_err(|e| MysqlError::driver(e, "truncating the table"))?;
+    }
+    let update: Vec<Ident> = columns
+        .iter()
+        .filter(|c| !key_columns.iter().any(|k| k.eq_ignore_ascii_case(c.name())))
+        .cloned()
+        .collect();
+    let target = Target {
+        redacted_url: config.redacted_url(),
+        path: effective_path(config.write_path, config.mode, &session),
+        shape: InsertShape::new(&table, &columns, config.mode, &update),
+        load_sql: statement::load_data(&table, &columns, config.mode),
+        rejects: RejectLog::new(config.max_bad, config.reject_file.as_deref())?,
+        max_rows: config.max_rows_per_statement,
+        max_bytes: config.max_statement_bytes,
+        mode: config.mode,
+        key_columns,
+        columns,
+        opts,
+    };
+    Ok(PreparedTarget {
+        inner: Arc::new(target),
+    })
+}
+
+/// The path the sinks will use, after the documented fallbacks.
+fn effective_path(wanted: WritePath, mode: Mode, session: &Session) -> WritePath {
+    match wanted {
+        WritePath::LoadData if mode == Mode::Upsert => {
+            // LOAD DATA has no ON DUPLICATE KEY UPDATE; a temporary table
+            // plus INSERT ... SELECT would write every row twice.
+            log::info!("LOAD DATA cannot upsert; using multi-row INSERT");
+            WritePath::Insert
+        }
+        WritePath::LoadData if !session.local_infile => {
+            log::warn!("the server has local_infile=OFF; using multi-row INSERT instead of LOAD DATA LOCAL");
+            WritePath::Insert
+        }
+        WritePath::Bulk if !session.mariadb => {
+            log::warn!("bulk protocol needs MariaDB; using prepared multi-row statements");
+            WritePath::Prepared
+        }
+        path => path,
+    }
+}
+
+impl PreparedTarget {
+    /// Opens the sink of shard `shard` on its own connection.
+    ///
+    /// # Errors
+    ///
+    /// Connection failures (retryable ones say so).
+    pub fn connect_sink(&self, shard: usize) -> Result<MysqlSink, MysqlError> {
+        MysqlSink::connect(Arc::clone(&self.inner), shard)
+    }
+
+    /// The write path sinks will use (after fallbacks).
+    pub fn write_path(&self) -> WritePath {
+        self.inner.path
+    }
+
+    /// The mapped columns, in row order.
+    pub fn columns(&self) -> Vec<String> {
+        self.inner
+            .columns
+            .iter()
+            .map(|c| c.name().to_owned())
+            .collect()
+    }
+
+    /// The table's primary key columns (or first unique key's).
+    pub fn key_columns(&self) -> &[String] {
+        &self.inner.key_columns
+    }
+
+    /// Bad records the whole import may divert.
+    pub fn max_bad(&self) -> u64 {
+        self.inner.rejects.max_bad()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_can_share_the_target_and_own_their_sinks() {
+        fn send_sync<T: Send + Sync>() {}
+        fn send<T: Send>() {}
+        send_sync::<PreparedTarget>();
+        send::<MysqlSink>();
+    }
+}

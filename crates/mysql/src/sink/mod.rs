@@ -1,0 +1,260 @@
+//! [`MysqlSink`]: one connection, one transaction per ring batch.
+//!
+//! `write` copies each row into the batch and encodes it for the write path
+//! (INSERT text or TSV) as it arrives; `flush` runs `START TRANSACTION`, the
+//! batch's statements and `COMMIT`. Transactions are managed with plain
+//! statements rather than the driver's `Transaction`, whose drop swallows a
+//! failed rollback. A lost connection is dropped at once: the server has
+//! rolled back, `rollback` then succeeds, and the replay's first `write`
+//! reconnects and re-reads the session settings.
+
+mod exec;
+mod recover;
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use mysql::prelude::Queryable;
+use mysql::LocalInfileHandler;
+use ringpipe_ring::pipeline::{Row, Sink};
+
+use crate::batch::Batch;
+use crate::config::WritePath;
+use crate::connect::{self, Session};
+use crate::encode::insert::InsertEncoder;
+use crate::encode::tsv;
+use crate::prepare::Target;
+use crate::prepared::PreparedCache;
+use crate::stats::SinkStats;
+use crate::MysqlError;
+
+/// Per-value bytes assumed on top of the text when sizing binary packets.
+const VALUE_OVERHEAD: usize = 12;
+
+/// A per-shard MySQL/MariaDB writer; see the module docs and [`Sink`].
+#[derive(Debug)]
+pub struct MysqlSink {
+    /// What all shards share.
+    target: Arc<Target>,
+    /// This sink's shard number, for logs.
+    shard: usize,
+    /// The live connection, `None` after it was lost.
+    session: Option<Session>,
+    /// The path in use (LOAD DATA may fall back to INSERT at run time).
+    path: WritePath,
+    /// Rows of the open batch.
+    batch: Batch,
+    /// INSERT statements of the open batch (and of recovery re-runs).
+    insert: InsertEncoder,
+    /// TSV of the open batch (LOAD DATA path).
+    tsv: Vec<u8>,
+    /// The "file" the LOCAL INFILE handler streams; swapped with `tsv`.
+    infile: Arc<Mutex<Vec<u8>>>,
+    /// Prepared statements of the binary paths.
+    prepared: PreparedCache,
+    /// Effective statement size bound of the current session.
+    max_bytes: usize,
+    /// Client-side counters.
+    stats: SinkStats,
+}
+
+impl MysqlSink {
+    /// Opens a sink on its own connection.
+    pub(crate) fn connect(target: Arc<Target>, shard: usize) -> Result<Self, MysqlError> {
+        let mut sink = MysqlSink {
+            path: target.path,
+            batch: Batch::new(target.columns.len()),
+            insert: InsertEncoder::new(target.shape.clone(), usize::MAX, target.max_rows),
+            tsv: Vec::new(),
+            infile: Arc::new(Mutex::new(Vec::new())),
+            prepared: PreparedCache::new(target.shape.clone()),
+            max_bytes: 0,
+            stats: SinkStats::default(),
+            session: None,
+            target,
+            shard,
+        };
+        sink.ensure_session()?;
+        Ok(sink)
+    }
+
+    /// `CONNECTION_ID()` of the live connection, `None` while disconnected.
+    pub fn connection_id(&self) -> Option<u64> {
+        self.session.as_ref().map(|s| s.connection_id)
+    }
+
+    /// The client-side counters so far.
+    pub fn stats(&self) -> SinkStats {
+        self.stats
+    }
+
+    /// The write path in use (after any run-time fallback).
+    pub fn write_path(&self) -> WritePath {
+        self.path
+    }
+
+    /// Connects if there is no live connection, adopting its settings.
+    fn ensure_session(&mut self) -> Result<&mut Session, MysqlError> {
+        if self.session.is_none() {
+            let mut session = connect::open(&self.target.opts)?;
+            let infile = Arc::clone(&self.infile);
+            session
+                .conn
+                .set_local_infile_handler(Some(LocalInfileHandler::new(move |_, out| {
+                    let data = infile
+                        .lock()
+                        .map_err(|_| std::io::Error::other("poisoned"))?;
+                    out.write_all(&data)
+                })));
+            self.max_bytes = self
+                .target
+                .max_bytes
+                .map_or(session.max_statement_bytes, |b| {
+                    b.min(session.max_statement_bytes)
+                });
+            self.insert
+                .configure(session.no_backslash_escapes, self.max_bytes);
+            self.prepared.clear();
+            if self.stats.connects > 0 {
+                self.stats.reconnects += 1;
+                log::info!(
+                    "shard {}: reconnected to {}",
+                    self.shard,
+                    self.target.redacted_url
+                );
+            }
+            self.stats.connects += 1;
+            self.session = Some(session);
+        }
+        Ok(self.session.as_mut().expect("connected above"))
+    }
+
+    /// Runs one statement; a lost connection is dropped so that the next
+    /// batch reconnects.
+    fn query(&mut self, sql: &str, context: &'static str) -> Result<(), MysqlError> {
+        let session = self.ensure_session()?;
+        let result = session
+            .conn
+            .query_drop(sql)
+            .map_err(|e| MysqlError::driver(e, context));
+        self.note_failure(result)
+    }
+
+    /// Drops the session when `result` says the connection is gone.
+    fn note_failure<T>(&mut self, result: Result<T, MysqlError>) -> Result<T, MysqlError> {
+        if let Err(e) = &result {
+            if e.is_connection_lost() {
+                log::warn!("shard {}: connection lost: {e}", self.shard);
+                self.session = None;
+            }
+        }
+        result
+    }
+
+    /// Fails if `row` cannot fit a statement on the binary or LOAD paths
+    /// (every row must, since a bad batch is searched with INSERT text).
+    fn check_size(&self, row: &Row) -> Result<(), MysqlError> {
+        let shape = &self.target.shape;
+        let bytes =
+            shape.head.len() + shape.tail.len() + 2 * row.text_len() + row.len() * VALUE_OVERHEAD;
+        if bytes <= self.max_bytes {
+            return Ok(());
+        }
+        Err(MysqlError::RowTooLarge {
+            position: row.position(),
+            bytes,
+            limit: self.max_bytes,
+        })
+    }
+
+    /// Forgets the open batch.
+    fn clear_batch(&mut self) {
+        self.batch.clear();
+        self.insert.clear();
+        self.tsv.clear();
+    }
+}
+
+impl Sink for MysqlSink {
+    type Error = MysqlError;
+
+    fn write(&mut self, row: &Row) -> Result<(), MysqlError> {
+        if row.len() != self.target.columns.len() {
+            return Err(MysqlError::Config(format!(
+                "row has {} values, {} columns are mapped",
+                row.len(),
+                self.target.columns.len()
+            )));
+        }
+        self.ensure_session()?;
+        match self.path {
+            WritePath::Insert => self
+                .insert
+                .push(row)
+                .map_err(|too| MysqlError::RowTooLarge {
+                    position: row.position(),
+                    bytes: too.0,
+                    limit: self.max_bytes,
+                })?,
+            WritePath::LoadData => {
+                self.check_size(row)?;
+                tsv::push_row(&mut self.tsv, row);
+            }
+            WritePath::Prepared | WritePath::Bulk => self.check_size(row)?,
+        }
+        self.batch.push(row);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), MysqlError> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let rejected = self.run_batch()?;
+        let count = rejected.len() as u64;
+        if count > 0 && !self.target.rejects.reserve(count) {
+            return Err(self.over_budget(&rejected[0]));
+        }
+        if let Err(e) = self.query("COMMIT", "commit") {
+            self.target.rejects.release(count);
+            return Err(e);
+        }
+        self.stats.commits += 1;
+        self.stats.rows += (self.batch.len() as u64) - count;
+        self.stats.rejected += count;
+        self.clear_batch();
+        if count > 0 {
+            log::warn!("shard {}: diverted {count} bad record(s)", self.shard);
+            self.target.rejects.write(&rejected)?;
+        }
+        Ok(())
+    }
+
+    fn rollback(&mut self) -> Result<(), MysqlError> {
+        self.clear_batch();
+        self.stats.rollbacks += 1;
+        let Some(session) = &mut self.session else {
+            // The connection is gone, and with it the transaction.
+            return Ok(());
+        };
+        let result = session
+            .conn
+            .query_drop("ROLLBACK")
+            .map_err(|e| MysqlError::driver(e, "rollback"));
+        match self.note_failure(result) {
+            Err(e) if !e.is_connection_lost() => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    fn close(&mut self) -> Result<(), MysqlError> {
+        if !self.batch.is_empty() {
+            return Err(MysqlError::Config(format!(
+                "close with {} unflushed rows",
+                self.batch.len()
+            )));
+        }
+        self.session = None;
+        Ok(())
+    }
+}

@@ -1,0 +1,50 @@
+//! Turning the server's warnings into errors where they would hide bad data.
+//!
+//! `LOAD DATA LOCAL` and `INSERT IGNORE` downgrade data errors to warnings
+//! and store 0, '' or NULL instead; strict `sql_mode` does not change that.
+//! So after every statement that reports warnings the sink reads `SHOW
+//! WARNINGS` and fails on any that is not a `Note` or an expected duplicate.
+
+use mysql::prelude::Queryable;
+use mysql::Conn;
+
+use crate::error::codes;
+use crate::MysqlError;
+
+/// Fails if the last statement left a warning other than a `Note`, a
+/// deprecation (MySQL's `VALUES()` in upserts) or, when `allow_duplicates`,
+/// a duplicate key.
+///
+/// # Errors
+///
+/// [`MysqlError::Warning`] for the first offending warning; connection errors.
+pub(crate) fn check(conn: &mut Conn, allow_duplicates: bool) -> Result<(), MysqlError> {
+    let count = conn.warnings();
+    if count == 0 {
+        return Ok(());
+    }
+    let shown: Vec<(String, u16, String)> = conn
+        .query("SHOW WARNINGS")
+        .map_err(|e| MysqlError::driver(e, "reading warnings"))?;
+    for (level, code, message) in &shown {
+        let expected = level == "Note"
+            || *code == codes::WARN_DEPRECATED_SYNTAX
+            || (allow_duplicates && *code == codes::DUP_ENTRY);
+        if !expected {
+            return Err(MysqlError::Warning {
+                level: level.clone(),
+                code: *code,
+                message: message.clone(),
+            });
+        }
+    }
+    if shown.len() < usize::from(count) {
+        // More warnings than max_error_count keeps: some were never seen.
+        return Err(MysqlError::Warning {
+            level: "Warning".into(),
+            code: codes::DATA_TRUNCATED,
+            message: format!("{count} warnings, only {} readable", shown.len()),
+        });
+    }
+    Ok(())
+}

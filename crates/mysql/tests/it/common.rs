@@ -1,0 +1,153 @@
+//! Shared helpers: URL, tables, row generation, a replaying driver.
+
+use mysql::prelude::Queryable;
+use mysql::Conn;
+use ringpipe_mysql::{MysqlError, MysqlSink, SinkConfig};
+use ringpipe_ring::pipeline::{RecordPosition, Row, Sink, SinkError};
+
+/// One record as test data: `None` is NULL.
+pub type Record = Vec<Option<String>>;
+
+/// The test server's URL.
+pub fn url() -> String {
+    std::env::var("RINGPIPE_TEST_MYSQL_URL")
+        .unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".to_owned())
+}
+
+/// A plain connection for setup and checks.
+pub fn conn() -> Conn {
+    Conn::new(mysql::Opts::from_url(&url()).unwrap()).unwrap()
+}
+
+/// Columns of the standard test table.
+pub const COLUMNS: &[&str] = &["id", "name", "body", "qty", "price"];
+
+/// Drops and creates `table` with the standard test columns.
+pub fn fresh_table(table: &str) {
+    let mut c = conn();
+    c.query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
+        .unwrap();
+    c.query_drop(format!(
+        "CREATE TABLE `{table}` (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(255), \
+         body LONGTEXT, qty INT, price DECIMAL(12,2), KEY (name)) \
+         ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
+    ))
+    .unwrap();
+}
+
+/// A config for the standard table.
+pub fn config(table: &str) -> SinkConfig {
+    SinkConfig::new(url(), table, COLUMNS)
+}
+
+/// `n` ordinary records with ids from `first`.
+pub fn records(first: u64, n: u64) -> Vec<Record> {
+    (first..first + n)
+        .map(|i| {
+            vec![
+                Some(i.to_string()),
+                Some(format!("name {i} · ünï")),
+                if i % 7 == 0 {
+                    None
+                } else {
+                    Some(format!("body {i}\twith\ttabs"))
+                },
+                Some((i % 1000).to_string()),
+                Some(format!("{}.{:02}", i, i % 100)),
+            ]
+        })
+        .collect()
+}
+
+/// Fills `row` from `record`; record number is `number` (1-based).
+pub fn fill(row: &mut Row, record: &Record, number: u64) {
+    row.clear();
+    for (i, v) in record.iter().enumerate() {
+        if let Some(v) = v {
+            row.set(i, v);
+        }
+    }
+    row.set_position(RecordPosition {
+        record: number,
+        line: number + 1,
+        column: 3,
+        byte_offset: 0,
+    });
+}
+
+/// Writes `records` in batches, replaying a batch after a retryable error
+/// (as the ring's rewind does), at most `tries` times per batch.
+pub fn drive(sink: &mut MysqlSink, records: &[Record], batch: usize) -> Result<(), MysqlError> {
+    let width = records.first().map_or(0, Vec::len);
+    let mut row = Row::with_columns(width);
+    for (b, chunk) in records.chunks(batch).enumerate() {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let result = write_batch(sink, &mut row, chunk, (b * batch) as u64);
+            match result {
+                Ok(()) => break,
+                Err(e) if e.is_retryable() && attempt < 5 => sink.rollback()?,
+                Err(e) => {
+                    sink.rollback()?;
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes one batch and flushes it.
+pub fn write_batch(
+    sink: &mut MysqlSink,
+    row: &mut Row,
+    chunk: &[Record],
+    first: u64,
+) -> Result<(), MysqlError> {
+    for (i, record) in chunk.iter().enumerate() {
+        fill(row, record, first + i as u64 + 1);
+        sink.write(row)?;
+    }
+    sink.flush()
+}
+
+/// The table's rows ordered by id, every column as text (exact bytes).
+pub fn read_back(table: &str) -> Vec<Record> {
+    let mut c = conn();
+    let cols = COLUMNS
+        .iter()
+        .map(|col| format!("CAST(`{col}` AS BINARY)"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let rows: Vec<mysql::Row> = c
+        .query(format!("SELECT {cols} FROM `{table}` ORDER BY id"))
+        .unwrap();
+    rows.into_iter()
+        .map(|r| {
+            (0..COLUMNS.len())
+                .map(|i| {
+                    r.get::<Option<Vec<u8>>, _>(i)
+                        .unwrap()
+                        .map(|b| String::from_utf8(b).unwrap())
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// `CHECKSUM TABLE` of `table`.
+pub fn checksum(table: &str) -> u64 {
+    let row: Option<(String, u64)> = conn()
+        .query_first(format!("CHECKSUM TABLE `{table}`"))
+        .unwrap();
+    row.unwrap().1
+}
+
+/// Number of rows in `table`.
+pub fn count(table: &str) -> u64 {
+    conn()
+        .query_first(format!("SELECT COUNT(*) FROM `{table}`"))
+        .unwrap()
+        .unwrap()
+}

@@ -1,0 +1,13 @@
+//! Behaviour tests against a real server (`RINGPIPE_TEST_MYSQL_URL`,
+//! default `mysql://root@127.0.0.1:3306/test`). Each test owns its tables,
+//! named after the test, so tests run in parallel.
+
+mod common;
+
+mod bad_records;
+mod escaping;
+mod limits;
+mod modes;
+mod retry;
+mod schema;
+mod server;
