@@ -1,5 +1,35 @@
-//! The `ringpipe` command-line importer.
+//! `ringpipe`: the command-line importer. It parses arguments, shows
+//! progress and reports; the work lives in the `ringpipe-*` crates.
 
-fn main() {
-    println!("usage: ringpipe <import|doctor|gen> ...");
+mod cli;
+mod commands;
+mod error;
+mod progress;
+mod report;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+use crate::error::CliError;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let result = match cli.command {
+        Command::Import(args) => commands::import::run(args),
+        Command::Doctor(args) => commands::doctor::run(args),
+        Command::Gen(args) => commands::gen::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`ringpipe ... | head`) is not a failure.
+        Err(CliError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(error) => {
+            let _ = writeln!(std::io::stderr(), "ringpipe: {error}");
+            ExitCode::from(error.exit_code())
+        }
+    }
 }

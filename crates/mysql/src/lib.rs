@@ -99,6 +99,6 @@ pub use doctor::{doctor, DoctorReport, Finding, Severity};
 pub use error::{codes, MysqlError};
 pub use ident::Ident;
 pub use prepare::{prepare, PreparedTarget};
-pub use schema::{key_columns, table_columns};
+pub use schema::{execute, key_columns, table_columns};
 pub use sink::MysqlSink;
 pub use stats::{ServerStats, SinkStats};

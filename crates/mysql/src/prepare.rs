@@ -161,6 +161,11 @@ impl PreparedTarget {
     pub fn max_bad(&self) -> u64 {
         self.inner.rejects.max_bad()
     }
+
+    /// Bad records diverted to the reject file so far, over all shards.
+    pub fn rejected(&self) -> u64 {
+        self.inner.rejects.used()
+    }
 }
 
 #[cfg(test)]

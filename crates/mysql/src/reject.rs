@@ -54,6 +54,13 @@ impl RejectLog {
         self.max_bad
     }
 
+    /// Records diverted so far (reserved by batches that committed or are
+    /// still in flight).
+    pub(crate) fn used(&self) -> u64 {
+        // Relaxed: a reading for reports, taken after the shards finished.
+        self.used.load(Ordering::Relaxed)
+    }
+
     /// Whether `more` records beyond those already taken would still fit.
     pub(crate) fn fits(&self, more: u64) -> bool {
         // Relaxed: an advisory read; `reserve` makes the binding decision.

@@ -23,6 +23,20 @@ pub fn table_columns(url: &str, table: &str) -> Result<Vec<String>, MysqlError> 
     Ok(columns)
 }
 
+/// Runs one statement (typically DDL) on a fresh connection.
+///
+/// For set-up steps around an import, such as creating the target table;
+/// the sinks never use it.
+///
+/// # Errors
+///
+/// Connection failures and the server's error for the statement.
+pub fn execute(url: &str, sql: &str) -> Result<(), MysqlError> {
+    open_url(url)?
+        .query_drop(sql)
+        .map_err(|e| MysqlError::driver(e, "running a set-up statement"))
+}
+
 /// The columns of the table's primary key, or of its first unique key when
 /// it has no primary key; empty when it has neither.
 ///

@@ -307,7 +307,8 @@ impl<S: Source> Pipeline<S> {
             let state = Arc::clone(state);
             move |failure: &Failure| {
                 state.mark_failed();
-                log::error!("{failure}; stopping the import");
+                // The caller gets the failure; log it only for those tracing the run.
+                log::debug!("{failure}; stopping the import");
                 FailureAction::Halt
             }
         };

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# End-to-end import benchmark: the same generated catalogue loaded into the
+# same MariaDB by every contender, each from an empty table with the same
+# secondary indexes, each checked afterwards (row count and CHECKSUM TABLE).
+#
+#   scripts/bench-import.sh                 # 1,000,000 products
+#   RINGPIPE_BENCH_ROWS=200000 scripts/bench-import.sh
+#
+# Contenders:
+#   ringpipe           every write path × shards 1, 2, 4
+#   LOAD DATA          LOCAL INFILE of a ready TSV (XML → TSV conversion timed apart)
+#   LOAD XML           LOCAL INFILE ... ROWS IDENTIFIED BY '<product>' on a slice
+#                      (it runs at hundreds of rows/s), extrapolated
+#   naive              one INSERT and one COMMIT per row (ringpipe --shards 1
+#                      --batch-rows 1 --write-path insert) on a slice, extrapolated
+# Results: target/bench-import/results.md (+ .csv, + chart SVG in docs/img/).
+set -euo pipefail
+
+# shellcheck source=SCRIPTDIR/lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+cd "$RINGPIPE_ROOT"
+
+rows="${RINGPIPE_BENCH_ROWS:-1000000}"
+slice_xml="${RINGPIPE_BENCH_XML_SLICE:-20000}"
+slice_naive="${RINGPIPE_BENCH_NAIVE_SLICE:-5000}"
+paths="${RINGPIPE_BENCH_PATHS:-load-data insert prepared bulk}"
+shard_counts="${RINGPIPE_BENCH_SHARDS:-1 2 4}"
+work="target/bench-import"
+table="bench_products"
+columns="id,sku,name,description,price,quantity,category,currency,updated"
+mkdir -p "$work" docs/img
+
+url="$(scripts/dev-db.sh | tail -n 1)"
+user="${url#mysql://}"; user="${user%%@*}"; user="${user%%:*}"
+hostport="${url#mysql://*@}"; hostport="${hostport%%/*}"
+host="${hostport%%:*}"; port="${hostport##*:}"; [[ "$port" == "$hostport" ]] && port=3306
+db="${url##*/}"; db="${db%%\?*}"
+sql() { mariadb --no-defaults --local-infile=1 --protocol=TCP -h "$host" -P "$port" -u "$user" -N -B "$db" "$@"; }
+
+log "building (release)"
+cargo build --release --locked --quiet --bin ringpipe --example xml_to_tsv
+bin="target/release/ringpipe"
+to_tsv="target/release/examples/xml_to_tsv"
+
+xml="$work/products-$rows.xml"
+[[ -s "$xml" ]] || { log "generating $rows products"; "$bin" gen --rows "$rows" --out "$xml"; }
+for n in "$slice_xml" "$slice_naive"; do
+    [[ -s "$work/products-$n.xml" ]] || "$bin" gen --rows "$n" --out "$work/products-$n.xml"
+done
+
+fresh_table() {
+    { echo "DROP TABLE IF EXISTS \`$table\`;"; "$bin" gen --ddl "$table"; } | sql
+}
+checksum() { sql -e "CHECKSUM TABLE \`$table\`" | cut -f2; }
+count() { sql -e "SELECT COUNT(*) FROM \`$table\`"; }
+
+# now_ns: wall clock in nanoseconds.
+now_ns() { date +%s%N; }
+results="$work/results.csv"
+echo "contender,rows,seconds,rows_per_s,peak_rss_mib,count_ok,checksum_ok,note" > "$results"
+record() { echo "$*" >> "$results"; log "result: $*"; }
+
+log "XML → TSV conversion"
+t0=$(now_ns)
+"$to_tsv" "$xml" product "$columns" "$work/products-$rows.tsv"
+t1=$(now_ns)
+conv_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+record "xml-to-tsv conversion,$rows,$conv_s,$(awk -v r="$rows" -v s="$conv_s" 'BEGIN { printf "%.0f", r / s }'),,,,not a load"
+
+# Reference table: LOAD DATA of the TSV; its checksum is what everyone must match.
+fresh_table
+t0=$(now_ns)
+sql -e "LOAD DATA LOCAL INFILE '$work/products-$rows.tsv' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ($columns)"
+t1=$(now_ns)
+ld_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+reference="$(checksum)"
+[[ "$(count)" == "$rows" ]] || die "LOAD DATA stored $(count) of $rows rows"
+record "LOAD DATA LOCAL (ready TSV),$rows,$ld_s,$(awk -v r="$rows" -v s="$ld_s" 'BEGIN { printf "%.0f", r / s }'),,yes,reference,"
+
+run_ringpipe() { # NAME FILE ROWS EXPECTED_CHECKSUM FLAGS...
+    local name="$1" file="$2" n="$3" expect="$4"; shift 4
+    fresh_table
+    local json
+    json="$("$bin" import "$file" --url "$url" --table "$table" --row product --json "$@")"
+    local fields
+    fields="$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("%.2f,%.0f,%.1f" % (r["seconds"], r["rows_per_second"], r["peak_rss_mib"]))' "$json")"
+    local c_ok=no k_ok=no
+    [[ "$(count)" == "$n" ]] && c_ok=yes
+    if [[ -z "$expect" ]]; then k_ok=n/a; elif [[ "$(checksum)" == "$expect" ]]; then k_ok=yes; fi
+    record "$name,$n,$fields,$c_ok,$k_ok,"
+}
+
+for path in $paths; do
+    for shards in $shard_counts; do
+        run_ringpipe "ringpipe $path ×$shards" "$xml" "$rows" "$reference" --write-path "$path" --shards "$shards"
+    done
+done
+
+# Slices: their own reference is a ringpipe import of the same slice.
+run_ringpipe "naive (1 INSERT + COMMIT per row)" "$work/products-$slice_naive.xml" "$slice_naive" "" \
+    --write-path insert --shards 1 --batch-rows 1
+
+fresh_table
+t0=$(now_ns)
+sql -e "LOAD XML LOCAL INFILE '$work/products-$slice_xml.xml' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ROWS IDENTIFIED BY '<product>'" || true
+t1=$(now_ns)
+lx_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+lx_rows="$(count)"
+record "LOAD XML LOCAL (slice),$slice_xml,$lx_s,$(awk -v r="$slice_xml" -v s="$lx_s" 'BEGIN { printf "%.0f", r / s }'),,$([[ "$lx_rows" == "$slice_xml" ]] && echo yes || echo "no: $lx_rows rows"),n/a,documented LOAD XML differences"
+
+python3 scripts/bench_report.py "$results" "$work/results.md" docs/img/import-throughput.svg \
+    "$(sql -e 'SELECT VERSION()')" \
+    "$(sql -e "SELECT CONCAT('innodb_flush_log_at_trx_commit=', @@innodb_flush_log_at_trx_commit, ', sync_binlog=', @@sync_binlog, ', log_bin=', @@log_bin, ', innodb_buffer_pool_size=', @@innodb_buffer_pool_size DIV 1048576, 'M, max_allowed_packet=', @@max_allowed_packet DIV 1048576, 'M')")"
+cat "$work/results.md"

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Turns scripts/bench-import.sh's CSV into a markdown table and an SVG chart.
+
+usage: bench_report.py RESULTS.csv OUT.md OUT.svg SERVER_VERSION SERVER_SETTINGS
+No third-party packages: the chart is plain SVG.
+"""
+import csv
+import datetime
+import html
+import os
+import platform
+import subprocess
+import sys
+
+
+def cpu_model():
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if line.startswith("Model name:"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def main():
+    results, out_md, out_svg, version, settings = sys.argv[1:6]
+    rows = list(csv.DictReader(open(results)))
+    reference = next(r for r in rows if r["contender"].startswith("LOAD DATA"))
+    ref_rate = float(reference["rows_per_s"])
+    lines = [
+        f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  ",
+        f"Machine: {os.cpu_count()} vCPU, {cpu_model()}  ",
+        f"Server: MariaDB {version}; {settings}  ",
+        "Command: `scripts/bench-import.sh` "
+        f"(RINGPIPE_BENCH_ROWS={os.environ.get('RINGPIPE_BENCH_ROWS', '1000000')})",
+        "",
+        "| contender | rows | seconds | rows/s | × LOAD DATA | peak RSS MiB | count | checksum | note |",
+        "|---|---:|---:|---:|---:|---:|---|---|---|",
+    ]
+    for r in rows:
+        rate = float(r["rows_per_s"] or 0)
+        ratio = f"{rate / ref_rate:.2f}" if rate and "conversion" not in r["contender"] else ""
+        lines.append(
+            f"| {r['contender']} | {r['rows']} | {r['seconds']} | {rate:,.0f} | {ratio} | "
+            f"{r['peak_rss_mib']} | {r['count_ok']} | {r['checksum_ok']} | {r['note']} |"
+        )
+    open(out_md, "w").write("\n".join(lines) + "\n")
+
+    bars = [(r["contender"], float(r["rows_per_s"] or 0)) for r in rows if "conversion" not in r["contender"]]
+    width, bar_h, left = 900, 22, 330
+    top = 40
+    height = top + bar_h * len(bars) + 40
+    peak = max(v for _, v in bars) or 1
+    svg = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
+        f'<text x="10" y="22" font-size="15">Import throughput, rows/s ({html.escape(cpu_model())})</text>',
+    ]
+    for i, (name, value) in enumerate(bars):
+        y = top + i * bar_h
+        w = (width - left - 120) * value / peak
+        colour = "#c0392b" if name.startswith("ringpipe") else "#7f8c8d"
+        svg.append(f'<text x="{left - 8}" y="{y + 15}" text-anchor="end">{html.escape(name)}</text>')
+        svg.append(f'<rect x="{left}" y="{y + 3}" width="{w:.1f}" height="{bar_h - 6}" fill="{colour}"/>')
+        svg.append(f'<text x="{left + w + 6:.1f}" y="{y + 15}">{value:,.0f} ({value / ref_rate:.2f}×)</text>')
+    svg.append("</svg>")
+    open(out_svg, "w").write("\n".join(svg) + "\n")
+
+
+if __name__ == "__main__":
+    main()

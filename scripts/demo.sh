@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The main job, end to end on a fresh machine:
+#   a MariaDB (the local one, or a private one started under target/),
+#   60,000 generated products, one import, the summary.
+#
+#   scripts/demo.sh [ROWS]          (default 60000)
+#
+# Environment: RINGPIPE_MYSQL_URL to use another server; RINGPIPE_DEMO_ARGS
+# for extra import flags (e.g. "--shards 4 --write-path insert").
+set -euo pipefail
+
+# shellcheck source=SCRIPTDIR/lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+cd "$RINGPIPE_ROOT"
+
+rows="${1:-60000}"
+table="demo_products"
+work="target/demo"
+
+url="$(scripts/dev-db.sh | tail -n 1)"
+log "database: $url"
+
+log "building ringpipe (release)"
+cargo build --release --locked --quiet --bin ringpipe
+bin="target/release/ringpipe"
+
+mkdir -p "$work"
+file="$work/products-$rows.xml"
+if [[ ! -s "$file" ]]; then
+    log "generating $rows products into $file"
+    "$bin" gen --rows "$rows" --out "$file"
+fi
+
+# The table: dropped and created afresh from the catalogue's DDL.
+user="${url#mysql://}"
+user="${user%%@*}"
+user="${user%%:*}"
+hostport="${url#mysql://*@}"
+hostport="${hostport%%/*}"
+host="${hostport%%:*}"
+port="${hostport##*:}"
+[[ "$port" == "$hostport" ]] && port=3306
+db="${url##*/}"
+db="${db%%\?*}"
+{
+    echo "DROP TABLE IF EXISTS \`$table\`;"
+    "$bin" gen --ddl "$table"
+} | mariadb --no-defaults --protocol=TCP -h "$host" -P "$port" -u "$user" "$db"
+
+log "importing"
+# shellcheck disable=SC2086 # RINGPIPE_DEMO_ARGS is a list of flags
+"$bin" import "$file" --url "$url" --table "$table" --row product --mode truncate ${RINGPIPE_DEMO_ARGS:-}

@@ -1,0 +1,14 @@
+//! `ringpipe doctor`: the server settings that decide bulk-load speed.
+
+use std::io::Write;
+
+use crate::cli::DoctorArgs;
+use crate::error::CliError;
+
+/// Prints the doctor's report; findings are advice, so they never fail
+/// the command.
+pub fn run(args: DoctorArgs) -> Result<(), CliError> {
+    let report = ringpipe_mysql::doctor(&args.url)?;
+    write!(std::io::stdout().lock(), "{report}")?;
+    Ok(())
+}

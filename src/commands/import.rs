@@ -1,0 +1,213 @@
+//! `ringpipe import`: validated settings → XML source → pipeline → MySQL sinks.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use ringpipe_mysql::{prepare, table_columns, Mode, ServerStats, SinkConfig, WritePath};
+use ringpipe_ring::pipeline::{Pipeline, Row, RunSummary, Sink, SinkError, Source};
+use ringpipe_ring::{RewindDecision, RewindStrategy, WaitStrategy};
+use ringpipe_xml::{XmlConfig, XmlSource};
+
+use crate::cli::{ImportArgs, ModeArg, WaitArg, WritePathArg};
+use crate::error::CliError;
+use crate::progress::ProgressLine;
+use crate::report::{peak_rss_mib, ImportReport};
+
+/// Runs an import and prints its report.
+pub fn run(args: ImportArgs) -> Result<(), CliError> {
+    check_numbers(&args)?;
+    if let Some(file) = &args.password_file {
+        use_password_file(file)?;
+    }
+    let columns = match args.columns.is_empty() {
+        true => table_columns(&args.url, &args.table)?,
+        false => args.columns.clone(),
+    };
+    let xml = xml_config(&args, &columns)?;
+    let source = XmlSource::open(&args.file, xml)?;
+    let progress = ProgressLine::new(source.progress().bytes_total);
+    let pipeline = Pipeline::new(source)
+        .shards(args.shards)
+        .batch_rows(args.batch_rows)
+        .wait_strategy(wait_strategy(args.wait))
+        .rewind_strategy(retry_for(Duration::from_secs(args.retry_for)));
+    let report = if args.dry_run {
+        let summary = pipeline.run_with_progress(|_| Ok(DiscardSink), |p| progress.update(p));
+        progress.finish();
+        report(&args, "none (dry run)", &summary?, 0, None)
+    } else {
+        let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
+        let target = prepare(&sink_config(&args, &columns))?;
+        let before = ServerStats::read(&args.url).ok();
+        let summary =
+            pipeline.run_with_progress(|shard| target.connect_sink(shard), |p| progress.update(p));
+        progress.finish();
+        let server = before.and_then(|b| Some(ServerStats::read(&args.url).ok()?.delta(&b)));
+        let path = format!("{:?}", target.write_path());
+        report(&args, &path, &summary?, target.rejected(), server)
+    };
+    let mut out = std::io::stdout().lock();
+    match args.json {
+        true => writeln!(
+            out,
+            "{}",
+            serde_json::to_string(&report).expect("report serialises")
+        )?,
+        false => write!(out, "{report}")?,
+    }
+    Ok(())
+}
+
+fn check_numbers(args: &ImportArgs) -> Result<(), CliError> {
+    if !(1..=64).contains(&args.shards) {
+        return Err(CliError::Usage(format!(
+            "--shards must be 1..=64, not {}",
+            args.shards
+        )));
+    }
+    if args.batch_rows == 0 {
+        return Err(CliError::Usage("--batch-rows must be at least 1".into()));
+    }
+    Ok(())
+}
+
+/// The password file works like `MYSQL_PWD`: set it before any thread
+/// starts, so every connection of the import (schema, sinks, counters) uses it.
+fn use_password_file(path: &Path) -> Result<(), CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        CliError::Usage(format!(
+            "cannot read --password-file {}: {e}",
+            path.display()
+        ))
+    })?;
+    std::env::set_var("MYSQL_PWD", text.lines().next().unwrap_or_default());
+    Ok(())
+}
+
+fn xml_config(args: &ImportArgs, columns: &[String]) -> Result<XmlConfig, CliError> {
+    let mut config = XmlConfig::new(args.row.clone(), columns.iter().cloned()).strict(args.strict);
+    for map in &args.maps {
+        let Some((field, column)) = map.split_once('=') else {
+            return Err(CliError::Usage(format!(
+                "--map {map:?}: expected FIELD=COLUMN"
+            )));
+        };
+        if !columns.iter().any(|c| c == column) {
+            let table = &args.table;
+            return Err(CliError::Usage(format!(
+                "--map {map}: column {column:?} is not among the columns of {table}"
+            )));
+        }
+        config = config.rename(field, column);
+    }
+    Ok(config)
+}
+
+fn sink_config(args: &ImportArgs, columns: &[&str]) -> SinkConfig {
+    let mode = match args.mode {
+        ModeArg::Insert => Mode::Insert,
+        ModeArg::Ignore => Mode::Ignore,
+        ModeArg::Upsert => Mode::Upsert,
+        ModeArg::Replace => Mode::Replace,
+        ModeArg::Truncate => Mode::Truncate,
+    };
+    let mut config = SinkConfig::new(args.url.clone(), args.table.clone(), columns)
+        .mode(mode)
+        .max_bad(args.max_bad);
+    if let Some(path) = args.write_path {
+        config = config.write_path(match path {
+            WritePathArg::Insert => WritePath::Insert,
+            WritePathArg::Prepared => WritePath::Prepared,
+            WritePathArg::LoadData => WritePath::LoadData,
+            WritePathArg::Bulk => WritePath::Bulk,
+        });
+    }
+    if let Some(file) = &args.reject_file {
+        config = config.reject_file(file.clone());
+    }
+    config
+}
+
+fn wait_strategy(wait: WaitArg) -> WaitStrategy {
+    match wait {
+        WaitArg::BusySpin => WaitStrategy::busy_spin(),
+        WaitArg::Yielding => WaitStrategy::yielding(),
+        WaitArg::Sleeping => WaitStrategy::sleeping(),
+        WaitArg::Blocking => WaitStrategy::blocking(),
+    }
+}
+
+/// Backoff from 10 ms to 2 s with as many attempts as fit in `limit`.
+fn retry_for(limit: Duration) -> RewindStrategy {
+    let unbounded =
+        RewindStrategy::backoff(Duration::from_millis(10), Duration::from_secs(2), None);
+    let mut waited = Duration::ZERO;
+    let mut attempts = 1;
+    while let RewindDecision::Rewind { pause } = unbounded.decide(attempts) {
+        if waited + pause > limit {
+            break;
+        }
+        waited += pause;
+        attempts += 1;
+    }
+    RewindStrategy::backoff(
+        Duration::from_millis(10),
+        Duration::from_secs(2),
+        Some(attempts),
+    )
+}
+
+fn report(
+    args: &ImportArgs,
+    write_path: &str,
+    summary: &RunSummary,
+    rejected: u64,
+    server: Option<ServerStats>,
+) -> ImportReport {
+    let server = server.unwrap_or_default();
+    ImportReport {
+        file: args.file.display().to_string(),
+        table: args.table.clone(),
+        write_path: write_path.to_owned(),
+        shards: summary.shards,
+        rows_read: summary.rows_read,
+        rows_written: summary.rows_written,
+        rows_rejected: rejected,
+        rewinds: summary.rewinds,
+        seconds: summary.elapsed.as_secs_f64(),
+        rows_per_second: ImportReport::rate(summary.rows_written, summary.elapsed),
+        peak_rss_mib: peak_rss_mib(),
+        commits: summary.commits,
+        server_commits: server.get("Com_commit"),
+        server_rows_per_commit: server.rows_per_commit(),
+        server_rows_per_statement: server.rows_per_statement(),
+        dry_run: args.dry_run,
+    }
+}
+
+/// The dry run's sink: accepts every row, stores nothing.
+struct DiscardSink;
+
+#[derive(Debug, thiserror::Error)]
+#[error("unreachable")]
+enum Never {}
+
+impl SinkError for Never {
+    fn is_retryable(&self) -> bool {
+        false
+    }
+}
+
+impl Sink for DiscardSink {
+    type Error = Never;
+    fn write(&mut self, _: &Row) -> Result<(), Never> {
+        Ok(())
+    }
+    fn flush(&mut self) -> Result<(), Never> {
+        Ok(())
+    }
+    fn rollback(&mut self) -> Result<(), Never> {
+        Ok(())
+    }
+}

@@ -1,0 +1,98 @@
+//! The final summary of an import, for people and for machines.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// What an import did.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImportReport {
+    /// The input file.
+    pub file: String,
+    /// The target table.
+    pub table: String,
+    /// Write path used (after server fallbacks).
+    pub write_path: String,
+    /// Sink connections.
+    pub shards: usize,
+    /// Records parsed.
+    pub rows_read: u64,
+    /// Rows committed.
+    pub rows_written: u64,
+    /// Bad records diverted to the reject file.
+    pub rows_rejected: u64,
+    /// Batches rolled back and replayed.
+    pub rewinds: u64,
+    /// Wall time.
+    pub seconds: f64,
+    /// Committed rows per second.
+    pub rows_per_second: f64,
+    /// Peak resident memory of the process, in MiB.
+    pub peak_rss_mib: f64,
+    /// Commits the client made.
+    pub commits: u64,
+    /// Commits the server counted (`Com_commit`, all sessions).
+    pub server_commits: u64,
+    /// Rows the server counted per commit (`Innodb_rows_inserted` /
+    /// `Com_commit`, all sessions).
+    pub server_rows_per_commit: f64,
+    /// Rows per write statement, by the server's counters.
+    pub server_rows_per_statement: f64,
+    /// True for `--dry-run` (nothing written).
+    pub dry_run: bool,
+}
+
+impl ImportReport {
+    /// Rows per second for `rows` over `elapsed`.
+    pub fn rate(rows: u64, elapsed: Duration) -> f64 {
+        rows as f64 / elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+impl fmt::Display for ImportReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verb = if self.dry_run {
+            "parsed (dry run)"
+        } else {
+            "imported"
+        };
+        writeln!(f, "{} → {}: {verb}", self.file, self.table)?;
+        writeln!(f, "  rows read       {}", self.rows_read)?;
+        writeln!(f, "  rows written    {}", self.rows_written)?;
+        writeln!(f, "  rows rejected   {}", self.rows_rejected)?;
+        writeln!(f, "  rewinds         {}", self.rewinds)?;
+        writeln!(f, "  time            {:.2} s", self.seconds)?;
+        writeln!(f, "  rate            {:.0} rows/s", self.rows_per_second)?;
+        writeln!(f, "  peak RSS        {:.1} MiB", self.peak_rss_mib)?;
+        writeln!(
+            f,
+            "  write path      {} × {} shards",
+            self.write_path, self.shards
+        )?;
+        writeln!(
+            f,
+            "  commits         {} (server: {}, {:.0} rows/commit, {:.0} rows/statement)",
+            self.commits,
+            self.server_commits,
+            self.server_rows_per_commit,
+            self.server_rows_per_statement
+        )
+    }
+}
+
+/// Peak resident set size of this process in MiB (`VmHWM`), 0 if unknown.
+pub fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<f64>()
+                .ok()
+        })
+        .map_or(0.0, |kib| kib / 1024.0)
+}

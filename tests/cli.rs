@@ -1,0 +1,308 @@
+//! The `ringpipe` binary as a user runs it, against the real MariaDB
+//! (`RINGPIPE_TEST_MYSQL_URL`, default the local test server). Each test
+//! owns its table.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use mysql::prelude::Queryable;
+
+fn url() -> String {
+    std::env::var("RINGPIPE_TEST_MYSQL_URL")
+        .unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into())
+}
+
+fn ringpipe(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ringpipe"))
+        .args(args)
+        .env_remove("RINGPIPE_MYSQL_URL")
+        .output()
+        .expect("ringpipe runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A fresh catalogue table named `table`.
+fn fresh_table(table: &str) {
+    ringpipe_mysql::execute(&url(), &format!("DROP TABLE IF EXISTS `{table}`")).unwrap();
+    ringpipe_mysql::execute(&url(), &ringpipe_xml::gen::product_table_ddl(table)).unwrap();
+}
+
+fn count(table: &str) -> u64 {
+    query_one(&format!("SELECT COUNT(*) FROM `{table}`"))
+}
+
+fn checksum(table: &str) -> u64 {
+    let mut conn = mysql::Conn::new(mysql::Opts::from_url(&url()).unwrap()).unwrap();
+    let row: Option<(String, u64)> = conn
+        .query_first(format!("CHECKSUM TABLE `{table}`"))
+        .unwrap();
+    row.unwrap().1
+}
+
+fn query_one(sql: &str) -> u64 {
+    let mut conn = mysql::Conn::new(mysql::Opts::from_url(&url()).unwrap()).unwrap();
+    conn.query_first(sql).unwrap().unwrap()
+}
+
+fn catalogue(dir: &Path, rows: u64) -> PathBuf {
+    let file = dir.join(format!("products-{rows}.xml"));
+    let output = ringpipe(&[
+        "gen",
+        "--rows",
+        &rows.to_string(),
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    file
+}
+
+#[test]
+fn import_reports_json_and_stores_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = catalogue(dir.path(), 3_000);
+    fresh_table("cli_import_json");
+    let output = ringpipe(&[
+        "import",
+        file.to_str().unwrap(),
+        "--url",
+        &url(),
+        "--table",
+        "cli_import_json",
+        "--row",
+        "product",
+        "--shards",
+        "3",
+        "--batch-rows",
+        "200",
+        "--json",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(report["rows_read"], 3_000);
+    assert_eq!(report["rows_written"], 3_000);
+    assert_eq!(report["shards"], 3);
+    assert_eq!(count("cli_import_json"), 3_000);
+}
+
+#[test]
+fn rerunning_an_upsert_leaves_the_table_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = catalogue(dir.path(), 1_000);
+    fresh_table("cli_upsert_twice");
+    let args = [
+        "import",
+        file.to_str().unwrap(),
+        "--url",
+        &url(),
+        "--table",
+        "cli_upsert_twice",
+        "--row",
+        "product",
+        "--mode",
+        "upsert",
+    ];
+    assert!(ringpipe(&args).status.success());
+    let before = checksum("cli_upsert_twice");
+    assert!(ringpipe(&args).status.success());
+    assert_eq!(checksum("cli_upsert_twice"), before);
+    assert_eq!(count("cli_upsert_twice"), 1_000);
+}
+
+#[test]
+fn malformed_xml_names_file_position_and_record_and_keeps_earlier_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("broken.xml");
+    std::fs::write(
+        &file,
+        "<catalogue>\n<product id=\"1\"><sku>A</sku><name>a</name></product>\n\
+         <product id=\"2\"><sku>B</sku><name>b</price></product>\n</catalogue>\n",
+    )
+    .unwrap();
+    fresh_table("cli_malformed");
+    let output = ringpipe(&[
+        "import",
+        file.to_str().unwrap(),
+        "--url",
+        &url(),
+        "--table",
+        "cli_malformed",
+        "--row",
+        "product",
+    ]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(message.contains("broken.xml:3:"), "{message}");
+    assert!(message.contains("record 2"), "{message}");
+    assert!(message.contains("expected </name>"), "{message}");
+    assert_eq!(
+        count("cli_malformed"),
+        1,
+        "the record before the error is committed"
+    );
+}
+
+#[test]
+fn a_missing_table_is_one_clear_line_with_exit_code_4() {
+    let output = ringpipe(&[
+        "import",
+        "/dev/null",
+        "--url",
+        &url(),
+        "--table",
+        "cli_no_such_table",
+        "--row",
+        "product",
+    ]);
+    assert_eq!(output.status.code(), Some(4));
+    let message = stderr(&output);
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(message.contains("cli_no_such_table"), "{message}");
+}
+
+#[test]
+fn bad_arguments_exit_with_code_2() {
+    let output = ringpipe(&[
+        "import",
+        "x.xml",
+        "--url",
+        &url(),
+        "--table",
+        "t",
+        "--columns",
+        "id",
+        "--shards",
+        "0",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("--shards"));
+    let output = ringpipe(&["import", "x.xml", "--table", "t"]);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "missing --url must be a usage error"
+    );
+}
+
+#[test]
+fn an_unreadable_file_and_an_unreachable_server_are_reported() {
+    let output = ringpipe(&[
+        "import",
+        "/no/such/file.xml",
+        "--url",
+        &url(),
+        "--table",
+        "t",
+        "--columns",
+        "id",
+        "--dry-run",
+    ]);
+    assert_eq!(output.status.code(), Some(3));
+    assert!(stderr(&output).contains("/no/such/file.xml"));
+    let output = ringpipe(&[
+        "import",
+        "x.xml",
+        "--url",
+        "mysql://root:s3cret@127.0.0.1:1/test",
+        "--table",
+        "t",
+    ]);
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    assert!(
+        !stderr(&output).contains("s3cret"),
+        "the password was printed"
+    );
+}
+
+#[test]
+fn dry_run_parses_everything_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = catalogue(dir.path(), 500);
+    let output = ringpipe(&[
+        "import",
+        file.to_str().unwrap(),
+        "--url",
+        "mysql://nobody@127.0.0.1:1/none",
+        "--table",
+        "t",
+        "--row",
+        "product",
+        "--columns",
+        "id,sku,name",
+        "--dry-run",
+        "--json",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(report["rows_read"], 500);
+    assert_eq!(report["dry_run"], true);
+}
+
+#[test]
+fn bad_records_go_to_the_reject_file_within_max_bad() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("prices.xml");
+    let mut xml = String::from("<catalogue>\n");
+    for id in 1..=50 {
+        let price = if id % 10 == 0 {
+            "not-a-price".to_owned()
+        } else {
+            format!("{id}.50")
+        };
+        xml.push_str(&format!(
+            "<product id=\"{id}\"><sku>S{id}</sku><name>n{id}</name><price>{price}</price></product>\n"
+        ));
+    }
+    xml.push_str("</catalogue>\n");
+    std::fs::write(&file, xml).unwrap();
+    let rejects = dir.path().join("rejects.tsv");
+    fresh_table("cli_rejects");
+    let output = ringpipe(&[
+        "import",
+        file.to_str().unwrap(),
+        "--url",
+        &url(),
+        "--table",
+        "cli_rejects",
+        "--row",
+        "product",
+        "--max-bad",
+        "5",
+        "--reject-file",
+        rejects.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(report["rows_rejected"], 5);
+    assert_eq!(count("cli_rejects"), 45);
+    let rejected = std::fs::read_to_string(&rejects).unwrap();
+    let mut records: Vec<&str> = rejected
+        .lines()
+        .map(|l| l.split('\t').next().unwrap())
+        .collect();
+    records.sort_by_key(|r| r.parse::<u64>().unwrap());
+    assert_eq!(records, ["10", "20", "30", "40", "50"]);
+}
+
+#[test]
+fn gen_writes_a_deterministic_catalogue_and_its_ddl() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = catalogue(dir.path(), 100);
+    let b = dir.path().join("again.xml");
+    assert!(
+        ringpipe(&["gen", "--rows", "100", "--out", b.to_str().unwrap()])
+            .status
+            .success()
+    );
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    let ddl = ringpipe(&["gen", "--ddl", "my_products"]);
+    assert!(stdout(&ddl).starts_with("CREATE TABLE IF NOT EXISTS `my_products`"));
+}
