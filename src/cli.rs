@@ -76,6 +76,11 @@ pub struct ImportArgs {
     /// Unknown fields in a record are an error instead of being ignored.
     #[arg(long)]
     pub strict: bool,
+    /// Finish an interrupted import: skip exactly the records its shards
+    /// committed (read from the `ringpipe_checkpoint` table). The input,
+    /// shard count and mapping must be the same as before.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub resume: bool,
     /// Parse and map every record, write nothing.
     #[arg(long)]
     pub dry_run: bool,

@@ -18,8 +18,10 @@ pub struct ImportReport {
     pub shards: usize,
     /// Records parsed.
     pub rows_read: u64,
-    /// Rows committed.
+    /// Rows committed by this run.
     pub rows_written: u64,
+    /// Rows an interrupted earlier run had committed (`--resume`).
+    pub rows_skipped: u64,
     /// Bad records diverted to the reject file.
     pub rows_rejected: u64,
     /// Batches rolled back and replayed.
@@ -60,6 +62,13 @@ impl fmt::Display for ImportReport {
         writeln!(f, "{} → {}: {verb}", self.file, self.table)?;
         writeln!(f, "  rows read       {}", self.rows_read)?;
         writeln!(f, "  rows written    {}", self.rows_written)?;
+        if self.rows_skipped > 0 {
+            writeln!(
+                f,
+                "  rows resumed    {} (committed by the interrupted run)",
+                self.rows_skipped
+            )?;
+        }
         writeln!(f, "  rows rejected   {}", self.rows_rejected)?;
         writeln!(f, "  rewinds         {}", self.rewinds)?;
         writeln!(f, "  time            {:.2} s", self.seconds)?;

@@ -4,7 +4,10 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use ringpipe_mysql::{prepare, table_columns, Mode, ServerStats, SinkConfig, WritePath};
+use ringpipe_mysql::{
+    clear_checkpoint, prepare, resume_point, table_columns, ImportIdentity, Mode, MysqlError,
+    ServerStats, SinkConfig, WritePath,
+};
 use ringpipe_ring::pipeline::{Pipeline, Row, RunSummary, Sink, SinkError, Source};
 use ringpipe_ring::{RewindDecision, RewindStrategy, WaitStrategy};
 use ringpipe_xml::{XmlConfig, XmlSource};
@@ -37,15 +40,24 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         progress.finish();
         report(&args, "none (dry run)", &summary?, 0, None)
     } else {
-        let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
-        let target = prepare(&sink_config(&args, &columns))?;
+        let config = sink_config(&args, &columns)?;
+        let pipeline = match checkpoint_start(&args, &config, &columns)? {
+            Some(last_record) => pipeline.resume_after(last_record),
+            None => pipeline,
+        };
+        let target = prepare(&config)?;
         let before = ServerStats::read(&args.url).ok();
         let summary =
             pipeline.run_with_progress(|shard| target.connect_sink(shard), |p| progress.update(p));
         progress.finish();
+        let summary = summary?;
+        if config_has_checkpoint(&args) {
+            // A finished import leaves no checkpoint behind.
+            clear_checkpoint(&config)?;
+        }
         let server = before.and_then(|b| Some(ServerStats::read(&args.url).ok()?.delta(&b)));
         let path = format!("{:?}", target.write_path());
-        report(&args, &path, &summary?, target.rejected(), server)
+        report(&args, &path, &summary, target.rejected(), server)
     };
     let mut out = std::io::stdout().lock();
     match args.json {
@@ -104,17 +116,23 @@ fn xml_config(args: &ImportArgs, columns: &[String]) -> Result<XmlConfig, CliErr
     Ok(config)
 }
 
-fn sink_config(args: &ImportArgs, columns: &[&str]) -> SinkConfig {
+fn sink_config(args: &ImportArgs, columns: &[String]) -> Result<SinkConfig, CliError> {
     let mode = match args.mode {
+        // A resumed truncate must not empty the table again.
+        ModeArg::Truncate if args.resume => Mode::Insert,
         ModeArg::Insert => Mode::Insert,
         ModeArg::Ignore => Mode::Ignore,
         ModeArg::Upsert => Mode::Upsert,
         ModeArg::Replace => Mode::Replace,
         ModeArg::Truncate => Mode::Truncate,
     };
-    let mut config = SinkConfig::new(args.url.clone(), args.table.clone(), columns)
+    let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let mut config = SinkConfig::new(args.url.clone(), args.table.clone(), &names)
         .mode(mode)
         .max_bad(args.max_bad);
+    if config_has_checkpoint(args) {
+        config = config.checkpoint(identity(args, columns)?);
+    }
     if let Some(path) = args.write_path {
         config = config.write_path(match path {
             WritePathArg::Insert => WritePath::Insert,
@@ -126,7 +144,86 @@ fn sink_config(args: &ImportArgs, columns: &[&str]) -> SinkConfig {
     if let Some(file) = &args.reject_file {
         config = config.reject_file(file.clone());
     }
-    config
+    Ok(config)
+}
+
+/// Checkpoints need an input that can be recognised again: not stdin.
+fn config_has_checkpoint(args: &ImportArgs) -> bool {
+    args.file.as_os_str() != "-"
+}
+
+/// Where to resume (`--resume`), or `None` for a fresh import, whose old
+/// checkpoint (if any) is discarded.
+fn checkpoint_start(
+    args: &ImportArgs,
+    config: &SinkConfig,
+    columns: &[String],
+) -> Result<Option<Vec<u64>>, CliError> {
+    if !config_has_checkpoint(args) {
+        return match args.resume {
+            true => Err(CliError::Usage(
+                "--resume needs an input file, not stdin".into(),
+            )),
+            false => Ok(None),
+        };
+    }
+    if !args.resume {
+        clear_checkpoint(config)?;
+        return Ok(None);
+    }
+    match resume_point(config, &identity(args, columns)?) {
+        Ok(Some(point)) => {
+            log::info!(
+                "resuming: {} records were committed before",
+                point.committed()
+            );
+            Ok(Some(point.last_record))
+        }
+        Ok(None) => Err(CliError::Usage(format!(
+            "nothing to resume: no interrupted import of {} is recorded",
+            args.table
+        ))),
+        Err(MysqlError::Resume(why)) => Err(CliError::Usage(format!("cannot resume: {why}"))),
+        Err(other) => Err(other.into()),
+    }
+}
+
+/// What makes this import the same import on `--resume`.
+fn identity(args: &ImportArgs, columns: &[String]) -> Result<ImportIdentity, CliError> {
+    let columns = columns.join(",");
+    let mode = match args.mode {
+        ModeArg::Insert | ModeArg::Truncate => "insert",
+        ModeArg::Ignore => "ignore",
+        ModeArg::Upsert => "upsert",
+        ModeArg::Replace => "replace",
+    };
+    Ok(ImportIdentity {
+        input: fingerprint(&args.file)?,
+        shards: args.shards as u32,
+        mapping: format!(
+            "row={};columns={columns};map={};mode={mode}",
+            args.row,
+            args.maps.join(",")
+        ),
+    })
+}
+
+/// Path, size and CRC-32 of the first MiB: enough to recognise the input.
+fn fingerprint(path: &Path) -> Result<String, CliError> {
+    use std::io::Read;
+    let unreadable =
+        |e: std::io::Error| CliError::Usage(format!("cannot read {}: {e}", path.display()));
+    let canonical = path.canonicalize().map_err(unreadable)?;
+    let size = canonical.metadata().map_err(unreadable)?.len();
+    let mut head = Vec::with_capacity(1 << 20);
+    std::fs::File::open(&canonical)
+        .and_then(|f| f.take(1 << 20).read_to_end(&mut head))
+        .map_err(unreadable)?;
+    Ok(format!(
+        "{} ({size} bytes, crc32 {:08x})",
+        canonical.display(),
+        crc32fast::hash(&head)
+    ))
 }
 
 fn wait_strategy(wait: WaitArg) -> WaitStrategy {
@@ -173,6 +270,7 @@ fn report(
         shards: summary.shards,
         rows_read: summary.rows_read,
         rows_written: summary.rows_written,
+        rows_skipped: summary.rows_skipped,
         rows_rejected: rejected,
         rewinds: summary.rewinds,
         seconds: summary.elapsed.as_secs_f64(),

@@ -43,6 +43,11 @@ impl Batch {
         }
     }
 
+    /// The source record number of the last row held (0 when empty).
+    pub(crate) fn last_record(&self) -> u64 {
+        self.positions.last().map_or(0, |p| p.record)
+    }
+
     /// Rows held.
     pub(crate) fn len(&self) -> usize {
         self.positions.len()

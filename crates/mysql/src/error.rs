@@ -176,6 +176,9 @@ pub enum MysqlError {
     /// The reject file could not be written.
     #[error("cannot write reject file: {0}")]
     RejectFile(std::io::Error),
+    /// `--resume` does not match the interrupted import, or found nothing.
+    #[error("cannot resume: {0}")]
+    Resume(String),
 }
 
 /// Codes for which replaying the same rows can succeed.

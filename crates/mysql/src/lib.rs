@@ -78,6 +78,7 @@
 //! 1.93x, LoadData 1.45x / 1.50x, against Insert x1 = 39.7k rows/s.
 
 mod batch;
+mod checkpoint;
 mod config;
 mod connect;
 mod doctor;
@@ -94,6 +95,9 @@ mod statement;
 mod stats;
 mod warnings;
 
+pub use checkpoint::{
+    clear_checkpoint, resume_point, ImportIdentity, ResumePoint, CHECKPOINT_TABLE,
+};
 pub use config::{redact_url, Mode, SinkConfig, WritePath};
 pub use doctor::{doctor, DoctorReport, Finding, Severity};
 pub use error::{codes, MysqlError};

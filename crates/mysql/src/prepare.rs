@@ -5,6 +5,7 @@ use std::sync::Arc;
 use mysql::prelude::Queryable;
 use mysql::Opts;
 
+use crate::checkpoint::{self, ImportIdentity};
 use crate::config::{Mode, SinkConfig, WritePath};
 use crate::connect::{self, Session};
 use crate::ident::Ident;
@@ -50,6 +51,10 @@ pub(crate) struct Target {
     pub(crate) max_bytes: Option<usize>,
     /// Bad-record budget and reject file, shared by all shards.
     pub(crate) rejects: Arc<RejectLog>,
+    /// The table's name as given, for checkpoint rows.
+    pub(crate) table_name: String,
+    /// Progress recording, when enabled.
+    pub(crate) checkpoint: Option<ImportIdentity>,
 }
 
 /// Checks the target and prepares it once per import: validates names,
@@ -77,6 +82,9 @@ pub fn prepare(config: &SinkConfig) -> Result<PreparedTarget, MysqlError> {
         schema::create(&mut session.conn, &table, create)?;
     }
     schema::check(&mut session.conn, &config.table, &config.columns)?;
+    if config.checkpoint.is_some() {
+        checkpoint::ensure_table(&mut session.conn)?;
+    }
     let key_columns = schema::keys_of(&mut session.conn, &config.table)?;
     if config.mode == Mode::Truncate {
         session
@@ -98,6 +106,8 @@ pub fn prepare(config: &SinkConfig) -> Result<PreparedTarget, MysqlError> {
         max_rows: config.max_rows_per_statement,
         max_bytes: config.max_statement_bytes,
         mode: config.mode,
+        table_name: config.table.clone(),
+        checkpoint: config.checkpoint.clone(),
         key_columns,
         columns,
         opts,

@@ -288,3 +288,37 @@ fn progress_is_reported_and_ends_with_the_totals() {
     assert_eq!((last.rows_read, last.rows_written), (5_000, 5_000));
     assert!(last.elapsed > Duration::ZERO);
 }
+
+#[test]
+fn a_resumed_run_commits_exactly_the_records_the_first_run_did_not() {
+    // First run: dies on record 6,001 with shards committing independently.
+    let harness = Harness::new();
+    let failure = Pipeline::new(Numbers::new(10_000))
+        .shards(3)
+        .batch_rows(100)
+        .run(|shard| {
+            let mut sink = harness.sink(shard);
+            sink.fatal_id = Some(6_001);
+            Ok(sink)
+        })
+        .unwrap_err();
+    assert!(matches!(failure.error, PipelineError::Sink(_)), "{failure}");
+    // What a checkpoint would hold: each shard's last committed record.
+    let mut last = vec![0u64; 3];
+    for &(shard, id) in harness.committed.lock().unwrap().iter() {
+        last[shard] = last[shard].max(id);
+    }
+    let first_run = harness.committed_ids();
+
+    let summary = Pipeline::new(Numbers::new(10_000))
+        .shards(3)
+        .batch_rows(100)
+        .resume_after(last.clone())
+        .run(|shard| Ok(harness.sink(shard)))
+        .unwrap();
+    assert_eq!(summary.rows_read, 10_000);
+    assert_eq!(summary.rows_skipped, first_run.len() as u64);
+    assert_eq!(summary.rows_written, 10_000 - first_run.len() as u64);
+    // committed_ids() also proves nothing was committed twice.
+    assert_eq!(harness.committed_ids(), (1..=10_000).collect());
+}

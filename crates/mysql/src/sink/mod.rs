@@ -19,6 +19,7 @@ use mysql::LocalInfileHandler;
 use ringpipe_ring::pipeline::{Row, Sink};
 
 use crate::batch::Batch;
+use crate::checkpoint;
 use crate::config::WritePath;
 use crate::connect::{self, Session};
 use crate::encode::insert::InsertEncoder;
@@ -56,6 +57,9 @@ pub struct MysqlSink {
     max_bytes: usize,
     /// Client-side counters.
     stats: SinkStats,
+    /// The connection died during `COMMIT`: the last batch may or may not
+    /// have committed; the checkpoint decides before it is sent again.
+    commit_unknown: bool,
 }
 
 impl MysqlSink {
@@ -70,6 +74,7 @@ impl MysqlSink {
             prepared: PreparedCache::new(target.shape.clone()),
             max_bytes: 0,
             stats: SinkStats::default(),
+            commit_unknown: false,
             session: None,
             target,
             shard,
@@ -167,6 +172,42 @@ impl MysqlSink {
         })
     }
 
+    /// Adds this batch's checkpoint to the open transaction, if enabled.
+    fn record_progress(&mut self) -> Result<(), MysqlError> {
+        let target = Arc::clone(&self.target);
+        let Some(identity) = &target.checkpoint else {
+            return Ok(());
+        };
+        let no_backslash_escapes = self.ensure_session()?.no_backslash_escapes;
+        let sql = checkpoint::record_sql(
+            &target.table_name,
+            self.shard,
+            self.batch.last_record(),
+            identity,
+            no_backslash_escapes,
+        );
+        self.query(&sql, "recording the checkpoint")
+    }
+
+    /// After a `COMMIT` whose outcome was lost with the connection: whether
+    /// the checkpoint shows that the open batch did commit. Without
+    /// checkpoints there is no way to know; the batch is sent again.
+    fn already_committed(&mut self) -> Result<bool, MysqlError> {
+        self.commit_unknown = false;
+        if self.target.checkpoint.is_none() {
+            return Ok(false);
+        }
+        let (table, shard, last) = (
+            self.target.table_name.clone(),
+            self.shard,
+            self.batch.last_record(),
+        );
+        let session = self.ensure_session()?;
+        let result = checkpoint::committed_through(&mut session.conn, &table, shard);
+        let done = self.note_failure(result)?;
+        Ok(done.is_some_and(|done| done >= last))
+    }
+
     /// Forgets the open batch.
     fn clear_batch(&mut self) {
         self.batch.clear();
@@ -210,13 +251,27 @@ impl Sink for MysqlSink {
         if self.batch.is_empty() {
             return Ok(());
         }
+        if self.commit_unknown && self.already_committed()? {
+            log::info!(
+                "shard {}: the batch whose COMMIT was cut off had committed",
+                self.shard
+            );
+            self.stats.commits += 1;
+            self.stats.rows += self.batch.len() as u64;
+            self.clear_batch();
+            return Ok(());
+        }
         let rejected = self.run_batch()?;
         let count = rejected.len() as u64;
         if count > 0 && !self.target.rejects.reserve(count) {
             return Err(self.over_budget(&rejected[0]));
         }
-        if let Err(e) = self.query("COMMIT", "commit") {
+        if let Err(e) = self
+            .record_progress()
+            .and_then(|()| self.query("COMMIT", "commit"))
+        {
             self.target.rejects.release(count);
+            self.commit_unknown = e.is_connection_lost();
             return Err(e);
         }
         self.stats.commits += 1;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::stages::{ClearStage, RowEvent, RunState, SinkStage};
-use super::{Sink, Source, SourceProgress};
+use super::{RecordPosition, Sink, Source, SourceProgress};
 use crate::{
     BoxError, BuildError, Failure, FailureAction, RewindStrategy, RingBuilder, RingError,
     WaitStrategy,
@@ -63,6 +63,8 @@ pub struct Pipeline<S> {
     rewind: RewindStrategy,
     keep_bytes: usize,
     progress_every: Duration,
+    /// Per shard: the last record already committed by an earlier run.
+    resume: Vec<u64>,
 }
 
 /// What a run did.
@@ -70,6 +72,9 @@ pub struct Pipeline<S> {
 pub struct RunSummary {
     /// Records the source produced.
     pub rows_read: u64,
+    /// Records not sent to the sinks because an earlier run committed them
+    /// ([`Pipeline::resume_after`]).
+    pub rows_skipped: u64,
     /// Rows the sinks committed (each exactly once, whatever was replayed).
     pub rows_written: u64,
     /// Successful sink flushes (transactions committed).
@@ -147,6 +152,7 @@ impl<S: Source> Pipeline<S> {
             rewind: RewindStrategy::default(),
             keep_bytes: 64 * 1024,
             progress_every: Duration::from_millis(200),
+            resume: Vec::new(),
         }
     }
 
@@ -199,6 +205,21 @@ impl<S: Source> Pipeline<S> {
         self
     }
 
+    /// Resumes an interrupted run: `last_record[i]` is the last record shard
+    /// `i` committed before (0 for none). Records up to it that shard `i`
+    /// owns are read but not sent to the sink, so every record is committed
+    /// exactly once over both runs. The shard count must be the one of the
+    /// interrupted run (record `r` belongs to shard `(r - 1) % shards`).
+    ///
+    /// Records are numbered 1, 2, … in the order the source emits them;
+    /// the pipeline sets that number in each row's
+    /// [`RecordPosition::record`](super::RecordPosition), which is what a
+    /// sink's checkpoint stores.
+    pub fn resume_after(mut self, last_record: Vec<u64>) -> Self {
+        self.resume = last_record;
+        self
+    }
+
     /// Runs to the end of the source.
     ///
     /// # Errors
@@ -230,9 +251,9 @@ impl<S: Source> Pipeline<S> {
         let started = Instant::now();
         let state = Arc::new(RunState::default());
         let shards = self.shards;
-        let fail = |error, rows_read| PipelineFailure {
+        let fail = |error, (rows_read, rows_skipped)| PipelineFailure {
             error,
-            summary: summary(&state, shards, rows_read, started),
+            summary: summary(&state, shards, (rows_read, rows_skipped), started),
         };
         let mut sinks = Vec::with_capacity(self.shards);
         for shard in 0..self.shards {
@@ -243,23 +264,35 @@ impl<S: Source> Pipeline<S> {
                         shard,
                         error: Box::new(error),
                     };
-                    return Err(fail(error, 0));
+                    return Err(fail(error, (0, 0)));
                 }
             }
         }
-        let (mut producer, ring) = self.ring(sinks, &state).map_err(|e| fail(e.into(), 0))?;
+        let (mut producer, ring) = self
+            .ring(sinks, &state)
+            .map_err(|e| fail(e.into(), (0, 0)))?;
         let mut rows_read = 0;
+        let mut rows_skipped = 0;
         let mut last_report = Instant::now();
         let read = loop {
             let Ok(mut claim) = producer.next() else {
                 break Ok(()); // a sink halted the ring; its failure is reported below
             };
             let mut outcome = Ok(false);
+            let mut skip = false;
             claim.write(0, |event| {
                 outcome = self.source.next_row(&mut event.row);
-                event.filled = matches!(outcome, Ok(true));
+                let record = rows_read + 1;
+                let position = event.row.position();
+                event
+                    .row
+                    .set_position(RecordPosition { record, ..position });
+                let shard = (rows_read % self.shards as u64) as usize;
+                skip = self.resume.get(shard).is_some_and(|&last| record <= last);
+                event.filled = matches!(outcome, Ok(true)) && !skip;
             });
             drop(claim);
+            rows_skipped += u64::from(skip && matches!(outcome, Ok(true)));
             match outcome {
                 Ok(true) => rows_read += 1,
                 Ok(false) => break Ok(()),
@@ -283,11 +316,11 @@ impl<S: Source> Pipeline<S> {
                 Some(error) => PipelineError::SinkClose(error),
                 None => {
                     on_progress(&self.progress(&state, rows_read, started));
-                    return Ok(summary(&state, shards, rows_read, started));
+                    return Ok(summary(&state, shards, (rows_read, rows_skipped), started));
                 }
             },
         };
-        Err(fail(error, rows_read))
+        Err(fail(error, (rows_read, rows_skipped)))
     }
 
     fn ring<K: Sink + 'static>(
@@ -336,9 +369,15 @@ impl<S: Source> Pipeline<S> {
     }
 }
 
-fn summary(state: &RunState, shards: usize, rows_read: u64, started: Instant) -> RunSummary {
+fn summary(
+    state: &RunState,
+    shards: usize,
+    (rows_read, rows_skipped): (u64, u64),
+    started: Instant,
+) -> RunSummary {
     RunSummary {
         rows_read,
+        rows_skipped,
         rows_written: state.rows_written.load(Ordering::Relaxed),
         commits: state.commits.load(Ordering::Relaxed),
         rewinds: state.rewinds.load(Ordering::Relaxed),
