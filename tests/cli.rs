@@ -2,67 +2,9 @@
 //! (`RINGPIPE_TEST_MYSQL_URL`, default the local test server). Each test
 //! owns its table.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-use mysql::prelude::Queryable;
-
-fn url() -> String {
-    std::env::var("RINGPIPE_TEST_MYSQL_URL")
-        .unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into())
-}
-
-fn ringpipe(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ringpipe"))
-        .args(args)
-        .env_remove("RINGPIPE_MYSQL_URL")
-        .output()
-        .expect("ringpipe runs")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-/// A fresh catalogue table named `table`.
-fn fresh_table(table: &str) {
-    ringpipe_mysql::execute(&url(), &format!("DROP TABLE IF EXISTS `{table}`")).unwrap();
-    ringpipe_mysql::execute(&url(), &ringpipe_xml::gen::product_table_ddl(table)).unwrap();
-}
-
-fn count(table: &str) -> u64 {
-    query_one(&format!("SELECT COUNT(*) FROM `{table}`"))
-}
-
-fn checksum(table: &str) -> u64 {
-    let mut conn = mysql::Conn::new(mysql::Opts::from_url(&url()).unwrap()).unwrap();
-    let row: Option<(String, u64)> = conn
-        .query_first(format!("CHECKSUM TABLE `{table}`"))
-        .unwrap();
-    row.unwrap().1
-}
-
-fn query_one(sql: &str) -> u64 {
-    let mut conn = mysql::Conn::new(mysql::Opts::from_url(&url()).unwrap()).unwrap();
-    conn.query_first(sql).unwrap().unwrap()
-}
-
-fn catalogue(dir: &Path, rows: u64) -> PathBuf {
-    let file = dir.join(format!("products-{rows}.xml"));
-    let output = ringpipe(&[
-        "gen",
-        "--rows",
-        &rows.to_string(),
-        "--out",
-        file.to_str().unwrap(),
-    ]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    file
-}
+use common::{catalogue, checksum, count, fresh_table, ringpipe, stderr, stdout, url};
 
 #[test]
 fn import_reports_json_and_stores_every_row() {

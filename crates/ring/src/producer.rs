@@ -118,11 +118,17 @@ impl<E> Producer<E> {
 
     /// Claims one slot, fills it with `fill` and publishes it.
     ///
+    /// The fast path: no [`Claim`] is built, and a panic in `fill` halts the
+    /// ring as a dropped claim would.
+    ///
     /// # Errors
     ///
     /// As [`Producer::next`].
+    #[inline]
     pub fn publish(&mut self, fill: impl FnOnce(&mut E)) -> Result<(), ClaimError> {
-        self.next()?.write(0, fill);
+        let sequence = self.sequencer.claim(&self.ring, 1, true)?;
+        fill_one(&self.ring, sequence, fill);
+        self.ring.publish_cursor(sequence);
         Ok(())
     }
 
@@ -132,12 +138,16 @@ impl<E> Producer<E> {
     /// # Errors
     ///
     /// As [`Producer::next_n`].
+    #[inline]
     pub fn publish_batch(
         &mut self,
         n: usize,
         fill: impl FnMut(&mut E, usize),
     ) -> Result<(), ClaimError> {
-        self.next_n(n)?.fill(fill);
+        let n = checked_len(&self.ring, n);
+        let last = self.sequencer.claim(&self.ring, n, true)?;
+        fill_claimed(&self.ring, last - n + 1, last, fill);
+        self.ring.publish_cursor(last);
         Ok(())
     }
 
@@ -208,13 +218,17 @@ impl<E> MultiProducer<E> {
         Ok(Claim::new(&self.ring, last - n + 1, last))
     }
 
-    /// Claims one slot, fills it with `fill` and publishes it.
+    /// Claims one slot, fills it with `fill` and publishes it (the fast
+    /// path, as [`Producer::publish`]).
     ///
     /// # Errors
     ///
     /// As [`MultiProducer::next`].
+    #[inline]
     pub fn publish(&self, fill: impl FnOnce(&mut E)) -> Result<(), ClaimError> {
-        self.next()?.write(0, fill);
+        let sequence = claim_multi(&self.ring, 1, true)?;
+        fill_one(&self.ring, sequence, fill);
+        self.ring.publish_available(sequence, sequence);
         Ok(())
     }
 
@@ -223,12 +237,16 @@ impl<E> MultiProducer<E> {
     /// # Errors
     ///
     /// As [`MultiProducer::next_n`].
+    #[inline]
     pub fn publish_batch(
         &self,
         n: usize,
         fill: impl FnMut(&mut E, usize),
     ) -> Result<(), ClaimError> {
-        self.next_n(n)?.fill(fill);
+        let n = checked_len(&self.ring, n);
+        let last = claim_multi(&self.ring, n, true)?;
+        fill_claimed(&self.ring, last - n + 1, last, fill);
+        self.ring.publish_available(last - n + 1, last);
         Ok(())
     }
 
@@ -238,6 +256,53 @@ impl<E> MultiProducer<E> {
     }
 }
 
+/// Calls `fill(slot, i)` on the claimed slots `first..=last`. If `fill`
+/// panics, the ring halts with a failure instead of leaving the claim
+/// unpublished (processors would wait on it forever).
+#[inline(always)]
+fn fill_claimed<E>(
+    ring: &RingBuffer<E>,
+    first: i64,
+    last: i64,
+    mut fill: impl FnMut(&mut E, usize),
+) {
+    let guard = HaltOnUnwind {
+        ring,
+        sequence: first,
+    };
+    for (index, sequence) in (first..=last).enumerate() {
+        // SAFETY: the caller claimed `first..=last` and has not published it
+        // (see `Claim::get_mut`); each slot is borrowed only during `fill`.
+        ring.slot(sequence)
+            .with_mut(|slot| fill(unsafe { &mut *slot }, index));
+    }
+    std::mem::forget(guard);
+}
+
+/// [`fill_claimed`] for one slot, taking a `FnOnce`.
+#[inline(always)]
+fn fill_one<E>(ring: &RingBuffer<E>, sequence: i64, fill: impl FnOnce(&mut E)) {
+    let guard = HaltOnUnwind { ring, sequence };
+    // SAFETY: as in `fill_claimed`.
+    ring.slot(sequence)
+        .with_mut(|slot| fill(unsafe { &mut *slot }));
+    std::mem::forget(guard);
+}
+
+/// Halts the ring if dropped, which only happens while unwinding out of a
+/// producer's fill closure.
+struct HaltOnUnwind<'a, E> {
+    ring: &'a RingBuffer<E>,
+    sequence: i64,
+}
+
+impl<E> Drop for HaltOnUnwind<'_, E> {
+    fn drop(&mut self) {
+        self.ring.fail(Failure::producer_panicked(self.sequence));
+    }
+}
+
+#[inline]
 fn checked_len<E>(ring: &RingBuffer<E>, n: usize) -> i64 {
     assert!(
         n > 0 && n <= ring.capacity(),
@@ -310,10 +375,10 @@ impl<'a, E> Claim<'a, E> {
     }
 
     /// Calls `fill(slot, i)` on every claimed slot, then publishes.
-    pub fn fill(mut self, mut fill: impl FnMut(&mut E, usize)) {
-        for index in 0..self.len() {
-            self.write(index, |slot| fill(slot, index));
-        }
+    pub fn fill(self, fill: impl FnMut(&mut E, usize)) {
+        let claim = std::mem::ManuallyDrop::new(self);
+        fill_claimed(claim.ring, claim.first, claim.last, fill);
+        claim.ring.publish(claim.first, claim.last);
     }
 
     /// Makes the claimed slots visible to processors.

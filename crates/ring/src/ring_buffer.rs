@@ -120,14 +120,27 @@ impl<E> RingBuffer<E> {
     #[inline]
     pub(crate) fn publish(&self, first: i64, last: i64) {
         if self.available.is_empty() {
-            self.cursor.set(last);
+            self.publish_cursor(last);
         } else {
-            for sequence in first..=last {
-                let index = (sequence & self.mask) as usize;
-                // Release: publishes this slot's contents; pairs with the
-                // Acquire load in `is_published`.
-                self.available[index].store(self.lap(sequence), Ordering::Release);
-            }
+            self.publish_available(first, last);
+        }
+    }
+
+    /// Single producer: everything up to `last` is written; one store says so.
+    #[inline(always)]
+    pub(crate) fn publish_cursor(&self, last: i64) {
+        self.cursor.set(last);
+        self.waiter.signal();
+    }
+
+    /// Multi-producer: marks each of `first..=last` published in its lap.
+    #[inline(always)]
+    pub(crate) fn publish_available(&self, first: i64, last: i64) {
+        for sequence in first..=last {
+            let index = (sequence & self.mask) as usize;
+            // Release: publishes this slot's contents; pairs with the
+            // Acquire load in `is_published`.
+            self.available[index].store(self.lap(sequence), Ordering::Release);
         }
         self.waiter.signal();
     }

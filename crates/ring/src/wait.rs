@@ -43,6 +43,10 @@ enum WaitKind {
 
 /// Busy-spin steps between forced yields, so oversubscribed rings progress.
 const SPINS_PER_YIELD: u32 = 4096;
+/// Busy-spin polls before the first PAUSE: a PAUSE costs ~140 cycles on
+/// recent x86, longer than a hand-off that is already under way.
+/// Under loom every poll must yield, or the model cannot schedule the peer.
+const HOT_POLLS: u32 = if cfg!(loom) { 0 } else { 32 };
 /// Spins before the yielding strategy starts yielding.
 const YIELDING_SPINS: u32 = 100;
 /// Longest a blocked thread sleeps before it re-checks by itself. Wake-ups
@@ -116,6 +120,8 @@ pub(crate) struct TimedOut;
 #[derive(Debug)]
 pub(crate) struct Waiter {
     strategy: WaitStrategy,
+    /// `strategy` is blocking: the one thing publishers check, per publish.
+    blocking: bool,
     /// Threads inside a blocking wait; publishers skip the lock when zero.
     sleepers: CachePadded<AtomicU64>,
     lock: Mutex<()>,
@@ -126,6 +132,7 @@ impl Waiter {
     pub(crate) fn new(strategy: WaitStrategy) -> Self {
         Waiter {
             strategy,
+            blocking: strategy.kind == WaitKind::Blocking,
             sleepers: CachePadded::new(AtomicU64::new(0)),
             lock: Mutex::new(()),
             condvar: Condvar::new(),
@@ -143,11 +150,16 @@ impl Waiter {
 
     /// Tells blocked waiters that a sequence moved. Called after every
     /// publication and every processed batch; free for non-blocking kinds.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn signal(&self) {
-        if self.strategy.kind != WaitKind::Blocking {
+        if !self.blocking {
             return;
         }
+        self.wake_sleepers();
+    }
+
+    #[cold]
+    fn wake_sleepers(&self) {
         // SeqCst fence: orders the sequence store before it against the
         // `sleepers` load after it. A waiter increments `sleepers` (SeqCst)
         // before re-checking the sequence under the lock, so either we see
@@ -186,7 +198,7 @@ impl Idle<'_> {
             WaitKind::BusySpin => {
                 if self.steps % SPINS_PER_YIELD == 0 {
                     yield_now();
-                } else {
+                } else if self.steps > HOT_POLLS {
                     spin_hint();
                 }
             }
@@ -233,10 +245,15 @@ impl Idle<'_> {
         waiter.sleepers.fetch_sub(1, Ordering::Relaxed);
     }
 
+    #[inline(always)]
     fn check_deadline(&mut self) -> Result<(), TimedOut> {
-        let Some(timeout) = self.waiter.strategy.timeout else {
-            return Ok(());
-        };
+        match self.waiter.strategy.timeout {
+            None => Ok(()),
+            Some(timeout) => self.check_timeout(timeout),
+        }
+    }
+
+    fn check_timeout(&mut self, timeout: Duration) -> Result<(), TimedOut> {
         // Reading the clock costs ~20 ns; spinning kinds look every 64 steps.
         let spinning = matches!(
             self.waiter.strategy.kind,

@@ -49,6 +49,7 @@ pub struct XmlConfig {
     /// `(field, column)` pairs; few enough that a linear scan beats hashing.
     renames: Vec<(String, String)>,
     strict: bool,
+    keep_line_ends: bool,
     limits: Limits,
 }
 
@@ -70,6 +71,7 @@ impl XmlConfig {
             columns: columns.into_iter().map(Into::into).collect(),
             renames: Vec::new(),
             strict: false,
+            keep_line_ends: false,
             limits: Limits::default(),
         }
     }
@@ -89,6 +91,23 @@ impl XmlConfig {
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
         self
+    }
+
+    /// Keeps carriage returns in text content as written, instead of XML's
+    /// line-end normalisation (`\r\n` and a lone `\r` become `\n`).
+    ///
+    /// `mysqldump --xml` / `mariadb-dump --xml` write a stored CR as a raw
+    /// byte, not as `&#13;`; a conforming parser turns it into LF, so a dump
+    /// of values holding CRs round-trips exactly only with this on. The
+    /// source turns it on by itself when the root element is `mysqldump`.
+    pub fn keep_line_ends(mut self, keep: bool) -> Self {
+        self.keep_line_ends = keep;
+        self
+    }
+
+    /// Whether carriage returns in text are kept ([`XmlConfig::keep_line_ends`]).
+    pub fn keeps_line_ends(&self) -> bool {
+        self.keep_line_ends
     }
 
     /// Sets [`Limits::max_depth`].

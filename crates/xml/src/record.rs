@@ -39,6 +39,7 @@ pub(crate) struct RecordReader {
     row_tag: String,
     fields: FieldMap,
     strict: bool,
+    keep_line_ends: bool,
     limits: Limits,
     /// Depth of the open record element; 0 outside records.
     record_depth: usize,
@@ -54,6 +55,7 @@ impl RecordReader {
             row_tag: config.row_tag().to_owned(),
             fields: FieldMap::new(config.field_pairs()),
             strict: config.is_strict(),
+            keep_line_ends: config.keeps_line_ends(),
             limits: config.limits(),
             record_depth: 0,
             target: Target::Nowhere,
@@ -77,6 +79,11 @@ impl RecordReader {
         declared: &DeclaredEntities,
     ) -> Result<Opened, Located> {
         let name = element.name().into_inner();
+        if depth == 1 && name == "mysqldump" {
+            // mysqldump writes a stored CR as a raw byte: keep it (see
+            // `XmlConfig::keep_line_ends`), or the dump would not round-trip.
+            self.keep_line_ends = true;
+        }
         if self.record_depth == 0 && name == self.row_tag {
             self.record_depth = depth;
             self.target = Target::Nowhere;
@@ -122,7 +129,11 @@ impl RecordReader {
         if value.len() + content.len() > self.limits.max_value_bytes {
             return Err(too_large(self.limits.max_value_bytes));
         }
-        text::push_text(content, value);
+        if self.keep_line_ends {
+            value.push_str(content);
+        } else {
+            text::push_text(content, value);
+        }
         Ok(())
     }
 

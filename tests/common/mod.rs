@@ -1,0 +1,77 @@
+//! Helpers shared by the root package's integration tests: the test
+//! server's URL, running the `ringpipe` binary, and reading tables back.
+//! Each test binary uses a different subset, hence the `dead_code` allow.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use mysql::prelude::Queryable;
+
+/// The test server (`RINGPIPE_TEST_MYSQL_URL`, default the local MariaDB).
+pub fn url() -> String {
+    std::env::var("RINGPIPE_TEST_MYSQL_URL")
+        .unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into())
+}
+
+/// A plain connection for set-up and checks.
+pub fn conn() -> mysql::Conn {
+    mysql::Conn::new(mysql::Opts::from_url(&url()).unwrap()).unwrap()
+}
+
+/// Runs the `ringpipe` binary with `args` and waits for it.
+pub fn ringpipe(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ringpipe"))
+        .args(args)
+        .env_remove("RINGPIPE_MYSQL_URL")
+        .output()
+        .expect("ringpipe runs")
+}
+
+/// The process's standard output, lossily decoded.
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The process's standard error, lossily decoded.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A fresh (empty) catalogue table named `table`.
+pub fn fresh_table(table: &str) {
+    ringpipe_mysql::execute(&url(), &format!("DROP TABLE IF EXISTS `{table}`")).unwrap();
+    ringpipe_mysql::execute(&url(), &ringpipe_xml::gen::product_table_ddl(table)).unwrap();
+}
+
+/// Rows in `table`.
+pub fn count(table: &str) -> u64 {
+    query_one(&format!("SELECT COUNT(*) FROM `{table}`"))
+}
+
+/// `CHECKSUM TABLE` of `table`.
+pub fn checksum(table: &str) -> u64 {
+    let row: Option<(String, u64)> = conn()
+        .query_first(format!("CHECKSUM TABLE `{table}`"))
+        .unwrap();
+    row.unwrap().1
+}
+
+/// The single number `sql` returns.
+pub fn query_one(sql: &str) -> u64 {
+    conn().query_first(sql).unwrap().unwrap()
+}
+
+/// A catalogue of `rows` products written by `ringpipe gen` into `dir`.
+pub fn catalogue(dir: &Path, rows: u64) -> PathBuf {
+    let file = dir.join(format!("products-{rows}.xml"));
+    let output = ringpipe(&[
+        "gen",
+        "--rows",
+        &rows.to_string(),
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    file
+}

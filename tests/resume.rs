@@ -1,0 +1,221 @@
+//! Exactly-once resume through the binary: `kill -9` at several points of an
+//! import, then `--resume`, must leave the table a clean import leaves.
+
+#[allow(dead_code)]
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{catalogue, checksum, count, fresh_table, query_one, ringpipe, stderr, url};
+
+/// Starts an import of `file` into `table` in the background.
+fn spawn_import(file: &str, table: &str, extra: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_ringpipe"))
+        .args([
+            "import",
+            file,
+            "--url",
+            &url(),
+            "--table",
+            table,
+            "--row",
+            "product",
+        ])
+        .args(["--shards", "3", "--batch-rows", "300"])
+        .args(extra)
+        .env_remove("RINGPIPE_MYSQL_URL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("ringpipe starts")
+}
+
+/// Waits until `table` has grown past `rows` (or the child ended), then
+/// kills it with SIGKILL. Returns whether the kill landed mid-import.
+fn kill_after(child: &mut std::process::Child, table: &str, rows: u64) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        if count(table) >= rows {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL: no destructor, no rollback, no goodbye
+    child.wait().unwrap();
+    true
+}
+
+fn checkpoint_rows(table: &str) -> u64 {
+    query_one(&format!(
+        "SELECT COUNT(*) FROM ringpipe_checkpoint WHERE target_table = '{table}'"
+    ))
+}
+
+#[test]
+fn kill_9_five_times_then_resume_equals_a_clean_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = catalogue(dir.path(), 40_000);
+    let file = file.to_str().unwrap();
+    fresh_table("res_kill_clean");
+    let clean = ringpipe(&[
+        "import",
+        file,
+        "--url",
+        &url(),
+        "--table",
+        "res_kill_clean",
+        "--row",
+        "product",
+    ]);
+    assert!(clean.status.success(), "{}", stderr(&clean));
+
+    fresh_table("res_kill");
+    let mut kills = 0;
+    for (i, at) in [2_000u64, 9_000, 15_000, 24_000, 31_000]
+        .into_iter()
+        .enumerate()
+    {
+        let resume: &[&str] = if i == 0 { &[] } else { &["--resume"] };
+        let mut child = spawn_import(file, "res_kill", resume);
+        kills += u64::from(kill_after(&mut child, "res_kill", at));
+        // Progress and rows always agree: the checkpoint commits with them.
+        let recorded = query_one(
+            "SELECT COALESCE(SUM(last_record), 0) FROM ringpipe_checkpoint WHERE target_table = 'res_kill'",
+        );
+        assert!(recorded > 0 || count("res_kill") == 0);
+    }
+    assert!(
+        kills >= 3,
+        "only {kills} of 5 kills landed mid-import: the test proved little"
+    );
+
+    let finish = ringpipe(&[
+        "import",
+        file,
+        "--url",
+        &url(),
+        "--table",
+        "res_kill",
+        "--row",
+        "product",
+        "--shards",
+        "3",
+        "--batch-rows",
+        "300",
+        "--resume",
+        "--json",
+    ]);
+    assert!(finish.status.success(), "{}", stderr(&finish));
+    let report: serde_json::Value = serde_json::from_slice(&finish.stdout).unwrap();
+    assert!(report["rows_skipped"].as_u64().unwrap() > 0, "{report}");
+    assert_eq!(count("res_kill"), 40_000);
+    assert_eq!(checksum("res_kill"), checksum("res_kill_clean"));
+    assert_eq!(
+        checkpoint_rows("res_kill"),
+        0,
+        "a finished import leaves no checkpoint"
+    );
+}
+
+#[test]
+fn resume_refuses_another_shard_count_or_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = catalogue(dir.path(), 20_000);
+    let other = dir.path().join("other.xml");
+    assert!(ringpipe(&[
+        "gen",
+        "--rows",
+        "20000",
+        "--seed",
+        "7",
+        "--out",
+        other.to_str().unwrap()
+    ])
+    .status
+    .success());
+    fresh_table("res_refuse");
+    let mut child = spawn_import(file.to_str().unwrap(), "res_refuse", &[]);
+    assert!(
+        kill_after(&mut child, "res_refuse", 1_000),
+        "the import ended before the kill"
+    );
+
+    let base = [
+        "import",
+        "--url",
+        &url(),
+        "--table",
+        "res_refuse",
+        "--row",
+        "product",
+        "--resume",
+    ];
+    let shards = ringpipe(
+        &[
+            &base[..],
+            &[
+                file.to_str().unwrap(),
+                "--shards",
+                "2",
+                "--batch-rows",
+                "300",
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(shards.status.code(), Some(2), "{}", stderr(&shards));
+    assert!(
+        stderr(&shards).contains("shard count"),
+        "{}",
+        stderr(&shards)
+    );
+
+    let input = ringpipe(
+        &[
+            &base[..],
+            &[
+                other.to_str().unwrap(),
+                "--shards",
+                "3",
+                "--batch-rows",
+                "300",
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(input.status.code(), Some(2), "{}", stderr(&input));
+    assert!(stderr(&input).contains("input"), "{}", stderr(&input));
+    assert!(
+        checkpoint_rows("res_refuse") > 0,
+        "a refused resume must keep the checkpoint"
+    );
+}
+
+#[test]
+fn resume_with_nothing_to_resume_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = catalogue(dir.path(), 10);
+    fresh_table("res_nothing");
+    let output = ringpipe(&[
+        "import",
+        file.to_str().unwrap(),
+        "--url",
+        &url(),
+        "--table",
+        "res_nothing",
+        "--row",
+        "product",
+        "--resume",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("nothing to resume"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(count("res_nothing"), 0);
+}
