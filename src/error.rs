@@ -33,7 +33,9 @@ impl CliError {
             CliError::Database(_) => 4,
             CliError::Import(failure) => match failure.error {
                 PipelineError::Source(_) => 3,
-                PipelineError::Sink(_) | PipelineError::SinkSetup { .. } => 4,
+                PipelineError::Sink(_)
+                | PipelineError::SinkSetup { .. }
+                | PipelineError::SinkClose(_) => 4,
                 _ => 1,
             },
             CliError::Io(_) => 1,

@@ -2,6 +2,7 @@
 //! (`RINGPIPE_TEST_MYSQL_URL`, default the local test server). Each test
 //! owns its table.
 
+#[allow(dead_code)] // each test binary uses a subset of the helpers
 mod common;
 
 use common::{catalogue, checksum, count, fresh_table, ringpipe, stderr, stdout, url};

@@ -1,7 +1,7 @@
 //! Helpers shared by the root package's integration tests: the test
 //! server's URL, running the `ringpipe` binary, and reading tables back.
-//! Each test binary uses a different subset, hence the `dead_code` allow.
-#![allow(dead_code)]
+//! Each test binary uses a different subset: declare it with
+//! `#[allow(dead_code)] mod common;`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

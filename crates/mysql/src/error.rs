@@ -176,6 +176,17 @@ pub enum MysqlError {
     /// The reject file could not be written.
     #[error("cannot write reject file: {0}")]
     RejectFile(std::io::Error),
+    /// A batch committed, but its bad records could not be written to the
+    /// reject file: they are named here instead of being lost silently.
+    #[error(
+        "{source}; the bad records {records:?} of a committed batch are not in the reject file"
+    )]
+    RejectsLost {
+        /// Record numbers that were diverted but not recorded.
+        records: Vec<u64>,
+        /// Why the reject file could not be written.
+        source: Box<MysqlError>,
+    },
     /// `--resume` does not match the interrupted import, or found nothing.
     #[error("cannot resume: {0}")]
     Resume(String),

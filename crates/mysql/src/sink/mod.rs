@@ -60,6 +60,12 @@ pub struct MysqlSink {
     /// The connection died during `COMMIT`: the last batch may or may not
     /// have committed; the checkpoint decides before it is sent again.
     commit_unknown: bool,
+    /// Bad records the last successful flush diverted.
+    last_diverted: u64,
+    /// An error that happened after a batch committed (the reject file
+    /// could not be written): reported by the next call, so that the
+    /// committed batch still counts as done.
+    deferred: Option<MysqlError>,
 }
 
 impl MysqlSink {
@@ -75,6 +81,8 @@ impl MysqlSink {
             max_bytes: 0,
             stats: SinkStats::default(),
             commit_unknown: false,
+            last_diverted: 0,
+            deferred: None,
             session: None,
             target,
             shard,
@@ -208,6 +216,11 @@ impl MysqlSink {
         Ok(done.is_some_and(|done| done >= last))
     }
 
+    /// Returns the error deferred from an earlier, committed batch.
+    fn take_deferred(&mut self) -> Result<(), MysqlError> {
+        self.deferred.take().map_or(Ok(()), Err)
+    }
+
     /// Forgets the open batch.
     fn clear_batch(&mut self) {
         self.batch.clear();
@@ -220,6 +233,7 @@ impl Sink for MysqlSink {
     type Error = MysqlError;
 
     fn write(&mut self, row: &Row) -> Result<(), MysqlError> {
+        self.take_deferred()?;
         if row.len() != self.target.columns.len() {
             return Err(MysqlError::Config(format!(
                 "row has {} values, {} columns are mapped",
@@ -248,6 +262,8 @@ impl Sink for MysqlSink {
     }
 
     fn flush(&mut self) -> Result<(), MysqlError> {
+        self.take_deferred()?;
+        self.last_diverted = 0;
         if self.batch.is_empty() {
             return Ok(());
         }
@@ -277,12 +293,22 @@ impl Sink for MysqlSink {
         self.stats.commits += 1;
         self.stats.rows += (self.batch.len() as u64) - count;
         self.stats.rejected += count;
+        self.last_diverted = count;
         self.clear_batch();
         if count > 0 {
-            log::warn!("shard {}: diverted {count} bad record(s)", self.shard);
-            self.target.rejects.write(&rejected)?;
+            log::info!("shard {}: diverted {count} bad record(s)", self.shard);
+            if let Err(source) = self.target.rejects.write(&rejected) {
+                self.deferred = Some(MysqlError::RejectsLost {
+                    records: rejected.iter().map(|r| r.position.record).collect(),
+                    source: Box::new(source),
+                });
+            }
         }
         Ok(())
+    }
+
+    fn last_flush_diverted(&self) -> u64 {
+        self.last_diverted
     }
 
     fn rollback(&mut self) -> Result<(), MysqlError> {
@@ -303,6 +329,7 @@ impl Sink for MysqlSink {
     }
 
     fn close(&mut self) -> Result<(), MysqlError> {
+        self.take_deferred()?;
         if !self.batch.is_empty() {
             return Err(MysqlError::Config(format!(
                 "close with {} unflushed rows",

@@ -77,6 +77,9 @@ pub struct RunSummary {
     pub rows_skipped: u64,
     /// Rows the sinks committed (each exactly once, whatever was replayed).
     pub rows_written: u64,
+    /// Rows the sinks set aside instead of storing
+    /// ([`Sink::last_flush_diverted`](super::Sink::last_flush_diverted)).
+    pub rows_diverted: u64,
     /// Successful sink flushes (transactions committed).
     pub commits: u64,
     /// Batches rolled back and replayed.
@@ -379,6 +382,7 @@ fn summary(
         rows_read,
         rows_skipped,
         rows_written: state.rows_written.load(Ordering::Relaxed),
+        rows_diverted: state.rows_diverted.load(Ordering::Relaxed),
         commits: state.commits.load(Ordering::Relaxed),
         rewinds: state.rewinds.load(Ordering::Relaxed),
         shards,

@@ -54,6 +54,14 @@ pub trait Sink: Send {
     /// failed for good.
     fn rollback(&mut self) -> Result<(), Self::Error>;
 
+    /// How many of the rows made durable by the last successful
+    /// [`flush`](Sink::flush) were set aside instead of stored (a database
+    /// sink diverting bad records to a reject file). The pipeline counts the
+    /// rest as written. The default is 0: every flushed row was stored.
+    fn last_flush_diverted(&self) -> u64 {
+        0
+    }
+
     /// Finishes the shard after its last flush.
     ///
     /// # Errors

@@ -32,6 +32,7 @@ impl RowEvent {
 #[derive(Debug, Default)]
 pub(crate) struct RunState {
     pub(crate) rows_written: AtomicU64,
+    pub(crate) rows_diverted: AtomicU64,
     pub(crate) commits: AtomicU64,
     pub(crate) rewinds: AtomicU64,
     /// Set when the run will not succeed, so sinks skip `close`.
@@ -91,9 +92,12 @@ impl<K: Sink> EventHandler<RowEvent> for SinkStage<K> {
         }
         if end_of_batch && self.pending > 0 {
             self.sink.flush().map_err(|e| self.classify(e))?;
+            let diverted = self.sink.last_flush_diverted().min(self.pending);
+            let stored = self.pending - diverted;
+            self.state.rows_written.fetch_add(stored, Ordering::Relaxed);
             self.state
-                .rows_written
-                .fetch_add(self.pending, Ordering::Relaxed);
+                .rows_diverted
+                .fetch_add(diverted, Ordering::Relaxed);
             self.state.commits.fetch_add(1, Ordering::Relaxed);
             self.pending = 0;
         }
