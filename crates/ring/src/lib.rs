@@ -35,6 +35,41 @@
 //!
 //! The [`pipeline`] module builds on the ring: a [`pipeline::Source`] fills
 //! rows, sharded [`pipeline::Sink`]s commit them once per batch.
+//!
+//! # Why it is fast
+//!
+//! Each choice below is measured in `docs/benchmarks.md` (`cargo bench
+//! --bench ring`, interleaved rounds against the `disruptor` crate,
+//! `crossbeam-channel` and `std::sync::mpsc::sync_channel`):
+//!
+//! * **Nothing is allocated per event.** Slots are built once and
+//!   overwritten in place; a `Vec` or `String` in an event keeps its
+//!   capacity from lap to lap.
+//! * **One store per publication, one per batch.** A single producer claims
+//!   with plain arithmetic on its own counters (no atomic read-modify-write)
+//!   and publishes with one Release store of the cursor; `publish_batch`
+//!   publishes `n` events with that one store. A processor takes *everything*
+//!   available as one batch and stores its own sequence once per batch, so a
+//!   consumer that falls behind catches up in large batches instead of paying
+//!   a cache-line transfer per event.
+//! * **Cached gating.** Producers remember how far the slowest last-stage
+//!   processor had got and reread the processors' sequences only when that
+//!   cache says the ring is full.
+//! * **No false sharing.** The cursor, each processor's sequence, the halt
+//!   flag and the blocking strategy's sleeper count each sit on their own
+//!   128-byte line (`crossbeam_utils::CachePadded`).
+//! * **A short hot path.** `publish` builds no guard object on the normal
+//!   path (a panic guard is forgotten once the slot is filled), the wait for
+//!   room is `#[cold]` and out of line, and publishers of a non-blocking ring
+//!   pay one predictable branch for wake-ups. This cut the producer from
+//!   about 50 instructions per event (callgrind) and lifted 1P→1C busy-spin
+//!   from 0.50× to 1.23× the `disruptor` crate in the same bench.
+//! * **Spinning that respects the machine.** Busy-spin polls 32 times before
+//!   its first `PAUSE` (about 140 cycles on recent x86, longer than a
+//!   hand-off already under way) and yields once every 4,096 spins, so a ring
+//!   with more busy threads than cores still progresses: on this 2-core
+//!   machine, the oversubscribed 2-stage pipeline runs several times faster
+//!   than the `disruptor` crate's, whose busy-spin never yields.
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod barrier;

@@ -157,7 +157,7 @@ impl<E, D: Dispatch<E>> BatchProcessor<E, D> {
         };
         handler.on_batch_start(owned.count, (available - first + 1) as usize);
         if let Shard::All = parts.shard {
-            for sequence in first..=last {
+            for sequence in first..last + 1 {
                 *at = sequence;
                 dispatch(handler, ring, sequence, sequence == last)?;
             }

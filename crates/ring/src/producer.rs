@@ -270,7 +270,9 @@ fn fill_claimed<E>(
         ring,
         sequence: first,
     };
-    for (index, sequence) in (first..=last).enumerate() {
+    // A half-open range: `..=` costs an extra exhaustion check per step
+    // and keeps LLVM from unrolling the loop.
+    for (index, sequence) in (first..last + 1).enumerate() {
         // SAFETY: the caller claimed `first..=last` and has not published it
         // (see `Claim::get_mut`); each slot is borrowed only during `fill`.
         ring.slot(sequence)

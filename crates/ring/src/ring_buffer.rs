@@ -136,7 +136,7 @@ impl<E> RingBuffer<E> {
     /// Multi-producer: marks each of `first..=last` published in its lap.
     #[inline(always)]
     pub(crate) fn publish_available(&self, first: i64, last: i64) {
-        for sequence in first..=last {
+        for sequence in first..last + 1 {
             let index = (sequence & self.mask) as usize;
             // Release: publishes this slot's contents; pairs with the
             // Acquire load in `is_published`.
