@@ -61,11 +61,16 @@ pub struct ImportArgs {
     #[arg(long, default_value_t = 2)]
     pub shards: usize,
     /// Most rows one connection commits in one transaction. The ring holds
-    /// about twice `batch_rows × shards` rows, which sets the memory use.
-    #[arg(long, default_value_t = 2_000)]
+    /// about `batch_rows × shards` rows, which sets the memory use.
+    #[arg(long, default_value_t = 5_000)]
     pub batch_rows: usize,
+    /// Consecutive records a shard takes in turn (default: --batch-rows), so
+    /// that each connection writes its own key ranges; 1 is plain
+    /// sequence-modulo sharding.
+    #[arg(long)]
+    pub shard_block: Option<u64>,
     /// How idle pipeline threads wait.
-    #[arg(long, value_enum, default_value_t = WaitArg::Sleeping)]
+    #[arg(long, value_enum, default_value_t = WaitArg::Blocking)]
     pub wait: WaitArg,
     /// Bad records to divert to --reject-file before stopping.
     #[arg(long, default_value_t = 0, requires = "reject_file")]

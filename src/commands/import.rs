@@ -33,6 +33,7 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
     let pipeline = Pipeline::new(source)
         .shards(args.shards)
         .batch_rows(args.batch_rows)
+        .shard_block(shard_block(&args))
         .wait_strategy(wait_strategy(args.wait))
         .rewind_strategy(retry_for(Duration::from_secs(args.retry_for)));
     let report = if args.dry_run {
@@ -71,7 +72,15 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Records per shard turn: whole transactions by default.
+fn shard_block(args: &ImportArgs) -> u64 {
+    args.shard_block.unwrap_or(args.batch_rows as u64)
+}
+
 fn check_numbers(args: &ImportArgs) -> Result<(), CliError> {
+    if args.shard_block == Some(0) {
+        return Err(CliError::Usage("--shard-block must be at least 1".into()));
+    }
     if !(1..=64).contains(&args.shards) {
         return Err(CliError::Usage(format!(
             "--shards must be 1..=64, not {}",
@@ -175,7 +184,7 @@ fn checkpoint_start(
         Ok(Some(point)) => {
             log::info!(
                 "resuming: {} records were committed before",
-                point.committed()
+                point.committed(shard_block(args))
             );
             Ok(Some(point.last_record))
         }
@@ -201,9 +210,10 @@ fn identity(args: &ImportArgs, columns: &[String]) -> Result<ImportIdentity, Cli
         input: fingerprint(&args.file)?,
         shards: args.shards as u32,
         mapping: format!(
-            "row={};columns={columns};map={};mode={mode}",
+            "row={};columns={columns};map={};mode={mode};shard-block={}",
             args.row,
-            args.maps.join(",")
+            args.maps.join(","),
+            shard_block(args)
         ),
     })
 }

@@ -56,18 +56,17 @@ pub struct ResumePoint {
 }
 
 impl ResumePoint {
-    /// Records already committed, over all shards.
-    pub fn committed(&self) -> u64 {
+    /// Records already committed, over all shards, when shard `s` of `n`
+    /// owns the records `r` with `((r - 1) / block) % n == s`.
+    pub fn committed(&self, block: u64) -> u64 {
         let shards = self.last_record.len() as u64;
+        let owner = |record: u64| ((record - 1) / block.max(1)) % shards;
+        // Each shard's committed records are a prefix of its own: count the
+        // records up to its last one that it owns.
         (0..shards)
             .map(|shard| {
                 let last = self.last_record[shard as usize];
-                // Shard s owns records s+1, s+1+n, ...: count those <= last.
-                if last > shard {
-                    (last - shard - 1) / shards + 1
-                } else {
-                    0
-                }
+                (1..=last).filter(|&r| owner(r) == shard).count() as u64
             })
             .sum()
     }
@@ -194,7 +193,12 @@ mod tests {
         let point = ResumePoint {
             last_record: vec![7, 2, 0],
         };
-        assert_eq!(point.committed(), 3 + 1);
+        assert_eq!(point.committed(1), 3 + 1);
+        // Blocks of 2 over 2 shards: shard 0 owns 1,2,5,6; shard 1 owns 3,4,7,8.
+        let point = ResumePoint {
+            last_record: vec![5, 4],
+        };
+        assert_eq!(point.committed(2), 3 + 2);
     }
 
     #[test]

@@ -322,3 +322,38 @@ fn a_resumed_run_commits_exactly_the_records_the_first_run_did_not() {
     // committed_ids() also proves nothing was committed twice.
     assert_eq!(harness.committed_ids(), (1..=10_000).collect());
 }
+
+#[test]
+fn block_sharding_gives_each_shard_runs_of_consecutive_records_and_resumes_exactly() {
+    let harness = Harness::new();
+    let failure = Pipeline::new(Numbers::new(9_000))
+        .shards(2)
+        .batch_rows(150)
+        .shard_block(100)
+        .run(|shard| {
+            let mut sink = harness.sink(shard);
+            sink.fatal_id = Some(5_555);
+            Ok(sink)
+        })
+        .unwrap_err();
+    assert!(matches!(failure.error, PipelineError::Sink(_)), "{failure}");
+    let mut last = vec![0u64; 2];
+    for &(shard, id) in harness.committed.lock().unwrap().iter() {
+        assert_eq!(
+            ((id - 1) / 100 % 2) as usize,
+            shard,
+            "record {id} went to shard {shard}"
+        );
+        last[shard] = last[shard].max(id);
+    }
+    let first_run = harness.committed_ids();
+    let summary = Pipeline::new(Numbers::new(9_000))
+        .shards(2)
+        .batch_rows(150)
+        .shard_block(100)
+        .resume_after(last)
+        .run(|shard| Ok(harness.sink(shard)))
+        .unwrap();
+    assert_eq!(summary.rows_skipped, first_run.len() as u64);
+    assert_eq!(harness.committed_ids(), (1..=9_000).collect());
+}
