@@ -103,7 +103,17 @@ fn mutated_documents_never_panic_and_agree_with_the_dom_when_valid() {
                     "{:?} on a document roxmltree accepts:\n{text}",
                     drained.error
                 );
-                assert_eq!(drained.rows, dom, "rows differ on:\n{text}");
+                // A mysqldump document keeps raw CRs (XmlConfig::keep_line_ends)
+                // where the DOM normalises them, so there only line ends may
+                // differ: compare with line ends normalised on both sides.
+                let (ours, dom) = match text.contains("<mysqldump") {
+                    true => (
+                        normalise_line_ends(&drained.rows),
+                        normalise_line_ends(&dom),
+                    ),
+                    false => (drained.rows.clone(), dom),
+                };
+                assert_eq!(ours, dom, "rows differ on:\n{text}");
             }
             for (n, position) in drained.positions.iter().enumerate() {
                 assert_eq!(position.record, n as u64 + 1);
@@ -115,4 +125,18 @@ fn mutated_documents_never_panic_and_agree_with_the_dom_when_valid() {
         accepted_by_dom > 200,
         "only {accepted_by_dom} mutants were valid XML"
     );
+}
+
+/// Rows with XML line-end normalisation applied (CR-LF and lone CR → LF).
+fn normalise_line_ends(rows: &[Vec<Option<String>>]) -> Vec<Vec<Option<String>>> {
+    rows.iter()
+        .map(|row| {
+            row.iter()
+                .map(|v| {
+                    v.as_ref()
+                        .map(|v| v.replace("\r\n", "\n").replace('\r', "\n"))
+                })
+                .collect()
+        })
+        .collect()
 }
