@@ -132,7 +132,8 @@ impl MysqlSink {
         let budget = self
             .max_bytes
             .saturating_sub(shape.head.len() + shape.tail.len() + width * VALUE_OVERHEAD);
-        for chunk in chunks(&self.batch, rows, full, budget, width) {
+        let round_tail = self.path != WritePath::Bulk;
+        for chunk in chunks(&self.batch, rows, full, budget, width, round_tail) {
             self.ensure_session()?;
             let conn = &mut self.session.as_mut().expect("connected above").conn;
             match self.path {
