@@ -105,6 +105,7 @@ impl<E> RingHandle<E> {
 
     /// Each processor's sequence and counters, in graph order.
     pub fn processors(&self) -> Vec<ProcessorSnapshot> {
+        // Relaxed: monitoring wants a recent value, not a synchronised one.
         let load = |counter: &crate::sync::AtomicU64| counter.load(Ordering::Relaxed);
         self.processors
             .iter()

@@ -179,6 +179,8 @@ impl<E> RingBuffer<E> {
 
     /// Stops every processor at its next wait and fails waiting producers.
     pub(crate) fn halt(&self) {
+        // Release: pairs with the Acquire in `is_halted`, publishing the
+        // failure recorded before the halt.
         self.alert.store(true, Ordering::Release);
         self.waiter.wake_all();
     }

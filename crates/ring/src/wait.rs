@@ -242,6 +242,8 @@ impl Idle<'_> {
             waiter.condvar.wait_for(&mut guard, slice);
         }
         drop(guard);
+        // Relaxed: leaving needs no ordering; a publisher that still counts
+        // this thread only pays a needless notify.
         waiter.sleepers.fetch_sub(1, Ordering::Relaxed);
     }
 
