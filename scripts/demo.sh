@@ -31,7 +31,13 @@ if [[ ! -s "$file" ]]; then
     "$bin" gen --rows "$rows" --out "$file"
 fi
 
-# The table: dropped and created afresh from the catalogue's DDL.
+# The table: dropped and created afresh from the catalogue's DDL, through
+# the client (a server that already answered may have come without one).
+if ! have mariadb; then
+    log "installing mariadb-client"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q mariadb-client >&2 \
+        || { as_root apt-get update -q >&2 && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q mariadb-client >&2; }
+fi
 user="${url#mysql://}"
 user="${user%%@*}"
 user="${user%%:*}"
