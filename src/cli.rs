@@ -39,7 +39,7 @@ pub struct ImportArgs {
     /// Target table (in the URL's database).
     #[arg(long)]
     pub table: String,
-    /// The record element, as in LOAD XML's ROWS IDENTIFIED BY '<row>'.
+    /// The record element, as in LOAD XML's `ROWS IDENTIFIED BY '<row>'`.
     #[arg(long, default_value = "row")]
     pub row: String,
     /// Rename a field: `--map element=column` (repeatable). Fields map to

@@ -11,8 +11,10 @@ mod runner;
 mod sink;
 mod source;
 mod stages;
+mod summary;
 
 pub use row::{RecordPosition, Row};
-pub use runner::{Pipeline, PipelineError, PipelineFailure, Progress, RunSummary};
+pub use runner::Pipeline;
 pub use sink::{Sink, SinkError};
 pub use source::{Source, SourceProgress};
+pub use summary::{PipelineError, PipelineFailure, Progress, RunSummary};

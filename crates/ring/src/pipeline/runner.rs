@@ -5,9 +5,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::stages::{ClearStage, RowEvent, RunState, SinkStage};
-use super::{RecordPosition, Sink, Source, SourceProgress};
+use super::summary::summary;
+use super::{PipelineError, PipelineFailure, Progress, RecordPosition, RunSummary, Sink, Source};
 use crate::{
-    BoxError, BuildError, Failure, FailureAction, RewindStrategy, RingBuilder, RingError,
+    BuildError, Failure, FailureAction, Producer, RewindStrategy, RingBuilder, RingError,
     WaitStrategy,
 };
 
@@ -16,10 +17,11 @@ const PUBLISH_BLOCK: usize = 256;
 
 /// Runs `source → ring → shards × sink → clearing stage` to completion.
 ///
-/// The calling thread runs the source: it claims a slot, lets the source
-/// fill the slot's row in place, and publishes it. Shard `i` of `n` owns
-/// the rows whose sequence `% n == i` and commits them once per ring batch
-/// (at most `batch_rows` of its own rows). A retryable sink error rolls the
+/// The calling thread runs the source: it claims slots in blocks, lets the
+/// source fill each slot's row in place, and publishes them. Shard `i` of
+/// `n` owns the rows whose sequence `% n == i` (or whole blocks of records,
+/// see [`Pipeline::shard_block`]) and commits them once per ring batch (at
+/// most `batch_rows` of its own rows). A retryable sink error rolls the
 /// shard's batch back and replays it under the rewind strategy; a fatal one
 /// halts the run after everything committed so far stays committed.
 ///
@@ -70,82 +72,6 @@ pub struct Pipeline<S> {
     resume: Vec<u64>,
     /// Consecutive records per shard turn (1: plain sequence modulo).
     shard_block: u64,
-}
-
-/// What a run did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RunSummary {
-    /// Records the source produced.
-    pub rows_read: u64,
-    /// Records not sent to the sinks because an earlier run committed them
-    /// ([`Pipeline::resume_after`]).
-    pub rows_skipped: u64,
-    /// Rows the sinks committed (each exactly once, whatever was replayed).
-    pub rows_written: u64,
-    /// Rows the sinks set aside instead of storing
-    /// ([`Sink::last_flush_diverted`](super::Sink::last_flush_diverted)).
-    pub rows_diverted: u64,
-    /// Successful sink flushes (transactions committed).
-    pub commits: u64,
-    /// Batches rolled back and replayed.
-    pub rewinds: u64,
-    /// Number of sink shards.
-    pub shards: usize,
-    /// Wall time of the run.
-    pub elapsed: Duration,
-}
-
-/// A progress reading, passed to the callback of
-/// [`Pipeline::run_with_progress`] on the source's thread.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Progress {
-    /// Records read so far.
-    pub rows_read: u64,
-    /// Rows committed so far.
-    pub rows_written: u64,
-    /// The source's own reading (bytes read, total size).
-    pub source: SourceProgress,
-    /// Time since the run started.
-    pub elapsed: Duration,
-}
-
-/// Why a run failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum PipelineError {
-    /// A sink could not be created (nothing was read).
-    #[error("cannot open sink for shard {shard}: {error}")]
-    SinkSetup {
-        /// The shard whose sink failed.
-        shard: usize,
-        /// Why.
-        error: BoxError,
-    },
-    /// The source stopped with an error; rows before it were committed.
-    #[error("{0}")]
-    Source(BoxError),
-    /// A sink failed for good; rows of earlier batches stay committed.
-    #[error("{0}")]
-    Sink(Box<Failure>),
-    /// A sink's final `close` failed.
-    #[error("closing a sink failed: {0}")]
-    SinkClose(String),
-    /// The ring itself failed (a thread panicked outside a handler).
-    #[error(transparent)]
-    Ring(RingError),
-    /// The ring could not be started.
-    #[error(transparent)]
-    Build(#[from] BuildError),
-}
-
-/// A failed run: the error, and what the run did before it.
-#[derive(Debug, thiserror::Error)]
-#[error("{error}")]
-pub struct PipelineFailure {
-    /// Why the run failed.
-    pub error: PipelineError,
-    /// What was done before the failure (committed rows stay committed).
-    pub summary: RunSummary,
 }
 
 impl<S: Source> Pipeline<S> {
@@ -305,17 +231,48 @@ impl<S: Source> Pipeline<S> {
         let (mut producer, ring) = self
             .ring(sinks, &state)
             .map_err(|e| fail(e.into(), (0, 0)))?;
-        let mut rows_read = 0;
-        let mut rows_skipped = 0;
+        let block = (ring.capacity() / 4).clamp(1, PUBLISH_BLOCK);
+        let (read, rows_read, rows_skipped) =
+            self.produce(&mut producer, block, &state, started, &mut on_progress);
+        if read.is_err() {
+            state.mark_failed();
+        }
+        drop(producer);
+        let drained = ring.shutdown();
+        let error = match (read, drained) {
+            (Err(error), _) => PipelineError::Source(Box::new(error)),
+            (Ok(()), Err(RingError::Failed(failure))) => PipelineError::Sink(failure),
+            (Ok(()), Err(other)) => PipelineError::Ring(other),
+            (Ok(()), Ok(())) => match state.close_error.lock().take() {
+                Some(error) => PipelineError::SinkClose(error),
+                None => {
+                    on_progress(&self.progress(&state, rows_read, started));
+                    return Ok(summary(&state, shards, (rows_read, rows_skipped), started));
+                }
+            },
+        };
+        Err(fail(error, (rows_read, rows_skipped)))
+    }
+
+    /// Reads the source into the ring until it ends, fails, or the ring
+    /// halts; returns how the source ended, rows read and rows skipped.
+    fn produce(
+        &mut self,
+        producer: &mut Producer<RowEvent>,
+        block: usize,
+        state: &RunState,
+        started: Instant,
+        on_progress: &mut impl FnMut(&Progress),
+    ) -> (Result<(), S::Error>, u64, u64) {
+        let (mut rows_read, mut rows_skipped) = (0, 0);
         let mut last_report = Instant::now();
         // Rows are claimed and published in blocks: one cursor store and one
         // wake-up per block instead of per row. Publishing row by row made
         // every idle stage wake (and spin) once per row, which cost more CPU
         // than parsing itself (8.1 vs 3.8 CPU-s per 1M rows, dry run).
-        let block = (ring.capacity() / 4).clamp(1, PUBLISH_BLOCK);
         let read = loop {
             let Ok(mut claim) = producer.next_n(block) else {
-                break Ok(()); // a sink halted the ring; its failure is reported below
+                break Ok(()); // a sink halted the ring; the caller reports its failure
             };
             let mut end = None;
             for index in 0..block {
@@ -351,27 +308,10 @@ impl<S: Source> Pipeline<S> {
             }
             if last_report.elapsed() >= self.progress_every {
                 last_report = Instant::now();
-                on_progress(&self.progress(&state, rows_read, started));
+                on_progress(&self.progress(state, rows_read, started));
             }
         };
-        if read.is_err() {
-            state.mark_failed();
-        }
-        drop(producer);
-        let drained = ring.shutdown();
-        let error = match (read, drained) {
-            (Err(error), _) => PipelineError::Source(Box::new(error)),
-            (Ok(()), Err(RingError::Failed(failure))) => PipelineError::Sink(failure),
-            (Ok(()), Err(other)) => PipelineError::Ring(other),
-            (Ok(()), Ok(())) => match state.close_error.lock().take() {
-                Some(error) => PipelineError::SinkClose(error),
-                None => {
-                    on_progress(&self.progress(&state, rows_read, started));
-                    return Ok(summary(&state, shards, (rows_read, rows_skipped), started));
-                }
-            },
-        };
-        Err(fail(error, (rows_read, rows_skipped)))
+        (read, rows_read, rows_skipped)
     }
 
     fn ring<K: Sink + 'static>(
@@ -425,23 +365,5 @@ impl<S: Source> Pipeline<S> {
             source: self.source.progress(),
             elapsed: started.elapsed(),
         }
-    }
-}
-
-fn summary(
-    state: &RunState,
-    shards: usize,
-    (rows_read, rows_skipped): (u64, u64),
-    started: Instant,
-) -> RunSummary {
-    RunSummary {
-        rows_read,
-        rows_skipped,
-        rows_written: state.rows_written.load(Ordering::Relaxed),
-        rows_diverted: state.rows_diverted.load(Ordering::Relaxed),
-        commits: state.commits.load(Ordering::Relaxed),
-        rewinds: state.rewinds.load(Ordering::Relaxed),
-        shards,
-        elapsed: started.elapsed(),
     }
 }
