@@ -108,6 +108,28 @@ lx_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
 lx_rows="$(count)"
 record "LOAD XML LOCAL (slice),$slice_xml,$lx_s,$(awk -v r="$slice_xml" -v s="$lx_s" 'BEGIN { printf "%.0f", r / s }'),,$([[ "$lx_rows" == "$slice_xml" ]] && echo yes || echo "no: $lx_rows rows"),n/a,documented LOAD XML differences"
 
+# Head to head: the reference and the two fastest ringpipe paths, interleaved
+# round by round (the same code swings widely between minutes on a shared VM);
+# the report takes the ratio within each round and their median.
+rounds="${RINGPIPE_BENCH_ROUNDS:-3}"
+h2h="$work/head_to_head.csv"
+echo "round,contender,rows_per_s" > "$h2h"
+for round in $(seq 1 "$rounds"); do
+    fresh_table
+    t0=$(now_ns)
+    sql -e "LOAD DATA LOCAL INFILE '$work/products-$rows.tsv' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ($columns)"
+    t1=$(now_ns)
+    echo "$round,LOAD DATA LOCAL,$(awk -v r="$rows" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", r / ((b - a) / 1e9) }')" >> "$h2h"
+    for path in bulk load-data; do
+        fresh_table
+        rate="$("$bin" import "$xml" --url "$url" --table "$table" --row product --json --write-path "$path" --shards 2 \
+            | python3 -c 'import json,sys; print("%.0f" % json.load(sys.stdin)["rows_per_second"])')"
+        [[ "$(count)" == "$rows" && "$(checksum)" == "$reference" ]] || die "round $round: $path left a different table"
+        echo "$round,ringpipe $path ×2,$rate" >> "$h2h"
+    done
+    log "head-to-head round $round done"
+done
+
 python3 scripts/bench_report.py "$results" "$work/results.md" docs/img/import-throughput.svg \
     "$(sql -e 'SELECT VERSION()')" \
     "$(sql -e "SELECT CONCAT('innodb_flush_log_at_trx_commit=', @@innodb_flush_log_at_trx_commit, ', sync_binlog=', @@sync_binlog, ', log_bin=', @@log_bin, ', innodb_buffer_pool_size=', @@innodb_buffer_pool_size DIV 1048576, 'M, max_allowed_packet=', @@max_allowed_packet DIV 1048576, 'M')")"

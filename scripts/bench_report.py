@@ -24,6 +24,30 @@ def cpu_model():
     return platform.processor() or "unknown CPU"
 
 
+def head_to_head(rows):
+    """Per-round ratios of each ringpipe contender to LOAD DATA, and their median."""
+    rounds = sorted({r["round"] for r in rows}, key=int)
+    rate = {(r["round"], r["contender"]): float(r["rows_per_s"]) for r in rows}
+    contenders = [c for c in dict.fromkeys(r["contender"] for r in rows) if c != "LOAD DATA LOCAL"]
+    out = [
+        "",
+        f"Head to head, interleaved: {len(rounds)} rounds of LOAD DATA, then each ringpipe path, "
+        "ratio within each round.",
+        "",
+        "| contender | rows/s per round | × LOAD DATA per round | median ratio |",
+        "|---|---|---|---:|",
+    ]
+    ref = [rate[(r, "LOAD DATA LOCAL")] for r in rounds]
+    out.append(f"| LOAD DATA LOCAL | {' / '.join(f'{v:,.0f}' for v in ref)} | | |")
+    for c in contenders:
+        mine = [rate[(r, c)] for r in rounds]
+        ratios = sorted(m / l for m, l in zip(mine, ref))
+        median = ratios[len(ratios) // 2]
+        per_round = " / ".join(f"{m / l:.2f}" for m, l in zip(mine, ref))
+        out.append(f"| {c} | {' / '.join(f'{v:,.0f}' for v in mine)} | {per_round} | {median:.2f} |")
+    return out
+
+
 def main():
     results, out_md, out_svg, version, settings = sys.argv[1:6]
     rows = list(csv.DictReader(open(results)))
@@ -46,6 +70,9 @@ def main():
             f"| {r['contender']} | {r['rows']} | {r['seconds']} | {rate:,.0f} | {ratio} | "
             f"{r['peak_rss_mib']} | {r['count_ok']} | {r['checksum_ok']} | {r['note']} |"
         )
+    h2h = os.path.join(os.path.dirname(results), "head_to_head.csv")
+    if os.path.exists(h2h):
+        lines += head_to_head(list(csv.DictReader(open(h2h))))
     open(out_md, "w").write("\n".join(lines) + "\n")
 
     bars = [(r["contender"], float(r["rows_per_s"] or 0)) for r in rows if "conversion" not in r["contender"]]
