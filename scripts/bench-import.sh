@@ -31,11 +31,8 @@ columns="id,sku,name,description,price,quantity,category,currency,updated"
 mkdir -p "$work" docs/img
 
 url="$(scripts/dev-db.sh | tail -n 1)"
-user="${url#mysql://}"; user="${user%%@*}"; user="${user%%:*}"
-hostport="${url#mysql://*@}"; hostport="${hostport%%/*}"
-host="${hostport%%:*}"; port="${hostport##*:}"; [[ "$port" == "$hostport" ]] && port=3306
-db="${url##*/}"; db="${db%%\?*}"
-sql() { mariadb --no-defaults --local-infile=1 --protocol=TCP -h "$host" -P "$port" -u "$user" -N -B "$db" "$@"; }
+parse_mysql_url "$url"
+sql() { mariadb --no-defaults --local-infile=1 --protocol=TCP -h "$DB_HOST" -P "$DB_PORT" -u "$DB_USER" -N -B "$DB_NAME" "$@"; }
 
 log "building (release)"
 cargo build --release --locked --quiet --bin ringpipe --example xml_to_tsv

@@ -38,20 +38,11 @@ if ! have mariadb; then
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q mariadb-client >&2 \
         || { as_root apt-get update -q >&2 && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q mariadb-client >&2; }
 fi
-user="${url#mysql://}"
-user="${user%%@*}"
-user="${user%%:*}"
-hostport="${url#mysql://*@}"
-hostport="${hostport%%/*}"
-host="${hostport%%:*}"
-port="${hostport##*:}"
-[[ "$port" == "$hostport" ]] && port=3306
-db="${url##*/}"
-db="${db%%\?*}"
+parse_mysql_url "$url"
 {
     echo "DROP TABLE IF EXISTS \`$table\`;"
     "$bin" gen --ddl "$table"
-} | mariadb --no-defaults --protocol=TCP -h "$host" -P "$port" -u "$user" "$db"
+} | mariadb --no-defaults --protocol=TCP -h "$DB_HOST" -P "$DB_PORT" -u "$DB_USER" "$DB_NAME"
 
 log "importing"
 # shellcheck disable=SC2086 # RINGPIPE_DEMO_ARGS is a list of flags

@@ -83,18 +83,6 @@ fn write_form(path: &Path, form: Form, records: u64) {
     std::fs::write(path, xml).unwrap();
 }
 
-/// User, host, port and database of the test URL, for the command-line tools.
-fn url_parts() -> (String, String, String, String) {
-    let url = url();
-    let rest = url.trim_start_matches("mysql://");
-    let (user, rest) = rest.split_once('@').expect("mysql://user@host/db");
-    let (hostport, db) = rest.split_once('/').expect("a database in the URL");
-    let (host, port) = hostport.split_once(':').unwrap_or((hostport, "3306"));
-    let user = user.split(':').next().unwrap_or(user);
-    let db = db.split('?').next().unwrap_or(db);
-    (user.into(), host.into(), port.into(), db.into())
-}
-
 fn fresh(table: &str) {
     execute(&url(), &format!("DROP TABLE IF EXISTS `{table}`")).unwrap();
     execute(&url(), &product_table_ddl(table)).unwrap();
@@ -237,7 +225,7 @@ fn a_mariadb_dump_xml_round_trip_gives_the_same_checksum() {
     fresh("dump_original");
     assert_eq!(import(&source, "product", "dump_original"), 2_000);
 
-    let (user, host, port, db) = url_parts();
+    let (user, host, port, db) = common::url_parts();
     let dump = std::process::Command::new("mariadb-dump")
         .args([
             "--no-defaults",

@@ -36,3 +36,20 @@ as_root() {
         die "need root to run: $*  (no sudo available)"
     fi
 }
+
+# parse_mysql_url URL: sets DB_USER, DB_HOST, DB_PORT (default 3306) and DB_NAME
+# from mysql://user[:password]@host[:port]/db[?params], for the mariadb client.
+# The password is not extracted: pass it through MYSQL_PWD.
+parse_mysql_url() {
+    local rest="${1#mysql://}" hostport
+    DB_USER="${rest%%@*}"
+    DB_USER="${DB_USER%%:*}"
+    hostport="${rest#*@}"
+    hostport="${hostport%%/*}"
+    DB_HOST="${hostport%%:*}"
+    DB_PORT="${hostport##*:}"
+    [[ "$DB_PORT" == "$hostport" ]] && DB_PORT=3306
+    DB_NAME="${rest##*/}"
+    DB_NAME="${DB_NAME%%\?*}"
+    export DB_USER DB_HOST DB_PORT DB_NAME
+}

@@ -14,6 +14,18 @@ pub fn url() -> String {
         .unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into())
 }
 
+/// User, host, port and database of the test URL, for the command-line tools.
+pub fn url_parts() -> (String, String, String, String) {
+    let url = url();
+    let rest = url.trim_start_matches("mysql://");
+    let (user, rest) = rest.split_once('@').expect("mysql://user@host/db");
+    let (hostport, db) = rest.split_once('/').expect("a database in the URL");
+    let (host, port) = hostport.split_once(':').unwrap_or((hostport, "3306"));
+    let user = user.split(':').next().unwrap_or(user);
+    let db = db.split('?').next().unwrap_or(db);
+    (user.into(), host.into(), port.into(), db.into())
+}
+
 /// A plain connection for set-up and checks.
 pub fn conn() -> mysql::Conn {
     mysql::Conn::new(mysql::Opts::from_url(&url()).unwrap()).unwrap()

@@ -69,8 +69,8 @@
 //!   (`first..last + 1` instead of `..=`) doubled batch publish, to
 //!   1.25 G events/s.
 //! * **Spinning that respects the machine.** Busy-spin polls 32 times before
-//!   its first `PAUSE` (about 140 cycles on recent x86, longer than a
-//!   hand-off already under way) and yields once every 4,096 spins, so a ring
+//!   its first `PAUSE` (on recent x86 a `PAUSE` lasts longer than a hand-off
+//!   already under way) and yields once every 4,096 spins, so a ring
 //!   with more busy threads than cores still progresses: on this 2-core
 //!   machine, the oversubscribed 2-stage pipeline runs several times faster
 //!   than the `disruptor` crate's, whose busy-spin never yields.

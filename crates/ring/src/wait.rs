@@ -43,8 +43,8 @@ enum WaitKind {
 
 /// Busy-spin steps between forced yields, so oversubscribed rings progress.
 const SPINS_PER_YIELD: u32 = 4096;
-/// Busy-spin polls before the first PAUSE: a PAUSE costs ~140 cycles on
-/// recent x86, longer than a hand-off that is already under way.
+/// Busy-spin polls before the first PAUSE: on recent x86 a PAUSE lasts
+/// longer than a hand-off that is already under way.
 /// Under loom every poll must yield, or the model cannot schedule the peer.
 const HOT_POLLS: u32 = if cfg!(loom) { 0 } else { 32 };
 /// Spins before the yielding strategy starts yielding.
