@@ -16,6 +16,12 @@
 //! - `RINGPIPE_BENCH_ONLY=NAME`: run only the contenders whose name contains
 //!   NAME (e.g. to profile one of them under `valgrind --tool=callgrind`;
 //!   ratios are then not computed).
+//! - `RINGPIPE_BENCH_NO_GATHER=1`: our processors hand over every event at
+//!   once (`WaitStrategy::without_gathering`), to measure what gathering
+//!   buys;
+//! - `RINGPIPE_BENCH_BATCHES=1`: after each of our single-producer runs,
+//!   print every processor's mean batch size (diagnostic: the run's time
+//!   then includes waiting for the ring to drain).
 //!
 //! A full unfiltered run (not quick) writes the SVG chart to
 //! `docs/img/ring-throughput.svg`.

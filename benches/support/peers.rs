@@ -30,7 +30,7 @@ fn check_topology(what: &str, p: &Params, a: &Arc<AtomicU64>, b: &Arc<AtomicU64>
 
 /// Our ring, `ringpipe-ring`.
 pub mod ours {
-    use ringpipe_ring::{EventHandler, HandlerError, RingBuilder, WaitStrategy};
+    use ringpipe_ring::{EventHandler, HandlerError, RingBuilder, RingHandle, WaitStrategy};
 
     use super::*;
 
@@ -44,9 +44,14 @@ pub mod ours {
 
     /// Our wait strategy for `wait`.
     pub fn strategy(wait: Wait) -> WaitStrategy {
-        match wait {
+        let strategy = match wait {
             Wait::Busy => WaitStrategy::busy_spin(),
             Wait::Yield => WaitStrategy::yielding(),
+        };
+        // An A/B switch for what gathering buys (see the bench's docs).
+        match std::env::var_os("RINGPIPE_BENCH_NO_GATHER") {
+            Some(_) => strategy.without_gathering(),
+            None => strategy,
         }
     }
 
@@ -86,9 +91,33 @@ pub mod ours {
                         .expect("publish");
                 }
             }
+            report_batches(&ring, events);
             ring.shutdown().expect("shutdown");
             start.elapsed()
         })
+    }
+
+    /// With `RINGPIPE_BENCH_BATCHES=1`, waits for the ring to drain and
+    /// prints each processor's mean batch size (the timing then includes
+    /// the wait; use it to diagnose, not to measure).
+    fn report_batches(ring: &RingHandle<u64>, events: u64) {
+        if std::env::var_os("RINGPIPE_BENCH_BATCHES").is_none() {
+            return;
+        }
+        while ring
+            .processors()
+            .iter()
+            .any(|p| p.sequence + 1 < events as i64)
+        {
+            std::hint::spin_loop();
+        }
+        for p in ring.processors() {
+            let mean = p.events as f64 / p.batches.max(1) as f64;
+            eprintln!(
+                "    {}: {} events in {} batches ({mean:.1}/batch)",
+                p.name, p.events, p.batches
+            );
+        }
     }
 
     fn multi(p: &Params, builder: RingBuilder<u64>) -> Duration {

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::ring_buffer::RingBuffer;
 use crate::sequence::{minimum, Sequence};
+use crate::wait::gather;
 
 /// Why a wait ended without events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,8 +44,16 @@ impl<E> SequenceBarrier<E> {
             return Err(WaitError::Halted);
         }
         if let Some(available) = self.available(sequence) {
+            // Events were already waiting: the producer is ahead, so let a
+            // short batch grow (see `WaitStrategy` on gathering).
+            if self.ring.waiter.gathers() {
+                return Ok(gather(sequence, available, || {
+                    self.available(sequence).unwrap_or(available)
+                }));
+            }
             return Ok(available);
         }
+        // Nothing yet: whatever arrives is handed over at once.
         let mut idle = self.ring.waiter.idle();
         loop {
             if self.ring.is_halted() {

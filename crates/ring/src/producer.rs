@@ -270,13 +270,18 @@ fn fill_claimed<E>(
         ring,
         sequence: first,
     };
-    // A half-open range: `..=` costs an extra exhaustion check per step
-    // and keeps LLVM from unrolling the loop.
-    for (index, sequence) in (first..last + 1).enumerate() {
-        // SAFETY: the caller claimed `first..=last` and has not published it
-        // (see `Claim::get_mut`); each slot is borrowed only during `fill`.
-        ring.slot(sequence)
-            .with_mut(|slot| fill(unsafe { &mut *slot }, index));
+    // Plain slice loops: no masking per slot, so simple fills vectorise
+    // (batch 64: 0.92–1.00 × the disruptor crate before, see
+    // docs/benchmarks.md).
+    let mut index = 0;
+    for run in ring.slot_runs(first, last) {
+        for cell in run {
+            // SAFETY: the caller claimed `first..=last` and has not published
+            // it (see `Claim::get_mut`); each slot is borrowed only during
+            // `fill`.
+            cell.with_mut(|slot| fill(unsafe { &mut *slot }, index));
+            index += 1;
+        }
     }
     std::mem::forget(guard);
 }

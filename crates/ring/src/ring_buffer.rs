@@ -110,6 +110,20 @@ impl<E> RingBuffer<E> {
         unsafe { self.slots.get_unchecked(index) }
     }
 
+    /// The slots of `first..=last` (at most a capacity's worth) as two
+    /// contiguous runs: up to the end of the array, then from its start
+    /// (empty unless the range wraps). The same rules as [`slot`](Self::slot)
+    /// govern dereferencing them. Contiguous runs let the compiler vectorise
+    /// a batch fill, which `slot`'s masking per sequence prevents.
+    #[inline(always)]
+    pub(crate) fn slot_runs(&self, first: i64, last: i64) -> [&[UnsafeCell<E>]; 2] {
+        let start = (first & self.mask) as usize;
+        let len = (last - first + 1) as usize;
+        debug_assert!(len <= self.slots.len());
+        let head = len.min(self.slots.len() - start);
+        [&self.slots[start..start + head], &self.slots[..len - head]]
+    }
+
     /// The smallest last-stage sequence: everything up to it may be reused.
     #[inline]
     pub(crate) fn min_gating(&self) -> i64 {
