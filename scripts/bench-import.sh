@@ -14,6 +14,9 @@
 #   naive              one INSERT and one COMMIT per row (ringpipe --shards 1
 #                      --batch-rows 1 --write-path insert) on a slice, extrapolated
 # Results: target/bench-import/results.md (+ .csv, + chart SVG in docs/img/).
+#
+#   RINGPIPE_BENCH_ROUNDS=5       head-to-head rounds (default 3)
+#   RINGPIPE_BENCH_H2H_ONLY=1     only the reference and the head-to-head rounds
 set -euo pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
@@ -87,6 +90,8 @@ run_ringpipe() { # NAME FILE ROWS EXPECTED_CHECKSUM FLAGS...
     record "$name,$n,$fields,$c_ok,$k_ok,"
 }
 
+# RINGPIPE_BENCH_H2H_ONLY=1: only the reference and the head-to-head rounds.
+[[ "${RINGPIPE_BENCH_H2H_ONLY:-0}" == 1 ]] && paths=""
 for path in $paths; do
     for shards in $shard_counts; do
         run_ringpipe "ringpipe $path ×$shards" "$xml" "$rows" "$reference" --write-path "$path" --shards "$shards"
@@ -94,40 +99,67 @@ for path in $paths; do
 done
 
 # Slices: their own reference is a ringpipe import of the same slice.
-run_ringpipe "naive (1 INSERT + COMMIT per row)" "$work/products-$slice_naive.xml" "$slice_naive" "" \
+[[ -n "$paths" ]] && run_ringpipe "naive (1 INSERT + COMMIT per row)" "$work/products-$slice_naive.xml" "$slice_naive" "" \
     --write-path insert --shards 1 --batch-rows 1
 
-fresh_table
-t0=$(now_ns)
-sql -e "LOAD XML LOCAL INFILE '$work/products-$slice_xml.xml' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ROWS IDENTIFIED BY '<product>'" || true
-t1=$(now_ns)
-lx_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
-lx_rows="$(count)"
-record "LOAD XML LOCAL (slice),$slice_xml,$lx_s,$(awk -v r="$slice_xml" -v s="$lx_s" 'BEGIN { printf "%.0f", r / s }'),,$([[ "$lx_rows" == "$slice_xml" ]] && echo yes || echo "no: $lx_rows rows"),n/a,documented LOAD XML differences"
-
-# Head to head: the reference and the two fastest ringpipe paths, interleaved
-# round by round (the same code swings widely between minutes on a shared VM);
-# the report takes the ratio within each round and their median.
-rounds="${RINGPIPE_BENCH_ROUNDS:-3}"
-h2h="$work/head_to_head.csv"
-echo "round,contender,rows_per_s" > "$h2h"
-for round in $(seq 1 "$rounds"); do
+if [[ -n "$paths" ]]; then
     fresh_table
     t0=$(now_ns)
-    sql -e "LOAD DATA LOCAL INFILE '$work/products-$rows.tsv' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ($columns)"
+    sql -e "LOAD XML LOCAL INFILE '$work/products-$slice_xml.xml' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ROWS IDENTIFIED BY '<product>'" || true
     t1=$(now_ns)
-    echo "$round,LOAD DATA LOCAL,$(awk -v r="$rows" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", r / ((b - a) / 1e9) }')" >> "$h2h"
-    for path in bulk load-data; do
-        fresh_table
-        rate="$("$bin" import "$xml" --url "$url" --table "$table" --row product --json --write-path "$path" --shards 2 \
-            | python3 -c 'import json,sys; print("%.0f" % json.load(sys.stdin)["rows_per_second"])')"
-        [[ "$(count)" == "$rows" && "$(checksum)" == "$reference" ]] || die "round $round: $path left a different table"
-        echo "$round,ringpipe $path ×2,$rate" >> "$h2h"
+    lx_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+    lx_rows="$(count)"
+    record "LOAD XML LOCAL (slice),$slice_xml,$lx_s,$(awk -v r="$slice_xml" -v s="$lx_s" 'BEGIN { printf "%.0f", r / s }'),,$([[ "$lx_rows" == "$slice_xml" ]] && echo yes || echo "no: $lx_rows rows"),n/a,documented LOAD XML differences"
+fi
+
+# Head to head: the reference and the two fastest ringpipe paths, interleaved
+# round by round (the same code swings widely between minutes on a shared VM),
+# each round starting with a different contender; the report takes the ratio
+# within each round and their median. Each run also records the client's and
+# the server's CPU seconds: on a small machine their sum over the cores is the
+# floor no pipeline can beat.
+server_pid="$(sql -e 'SELECT @@pid_file' | xargs cat 2>/dev/null || pgrep -xo mariadbd || true)"
+server_cpu_ticks() { # utime + stime of the server process, or empty when it is not readable here
+    [[ -r "/proc/$server_pid/stat" ]] && awk '{ print $14 + $15 }' "/proc/$server_pid/stat"
+}
+h2h_run() { # ROUND CONTENDER COMMAND...: one timed run, appended to $h2h
+    local round="$1" contender="$2"; shift 2
+    fresh_table
+    local before after times
+    before="$(server_cpu_ticks)"
+    times="$( { TIMEFORMAT='%R %U %S'; time "$@" > /dev/null; } 2>&1 | tail -n 1)"
+    after="$(server_cpu_ticks)"
+    [[ "$(count)" == "$rows" && "$(checksum)" == "$reference" ]] || die "round $round: $contender left a different table"
+    awk -v round="$round" -v c="$contender" -v rows="$rows" -v t="$times" -v b="$before" -v a="$after" -v hz="$(getconf CLK_TCK)" 'BEGIN {
+        split(t, x, " "); server = (b == "" || a == "") ? "" : sprintf("%.1f", (a - b) / hz)
+        printf "%s,%s,%.0f,%.2f,%.1f,%s\n", round, c, rows / x[1], x[1], x[2] + x[3], server }' >> "$h2h"
+}
+load_data_tsv() {
+    sql -e "LOAD DATA LOCAL INFILE '$work/products-$rows.tsv' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ($columns)"
+}
+ringpipe_path() { # WRITE_PATH
+    "$bin" import "$xml" --url "$url" --table "$table" --row product --write-path "$1" --shards 2
+}
+rounds="${RINGPIPE_BENCH_ROUNDS:-3}"
+h2h="$work/head_to_head.csv"
+echo "round,contender,rows_per_s,wall_s,client_cpu_s,server_cpu_s" > "$h2h"
+contenders=("LOAD DATA LOCAL" "ringpipe bulk ×2" "ringpipe load-data ×2")
+for round in $(seq 1 "$rounds"); do
+    for k in 0 1 2; do
+        contender="${contenders[$(( (round - 1 + k) % 3 ))]}"
+        case "$contender" in
+            LOAD*) h2h_run "$round" "$contender" load_data_tsv ;;
+            *bulk*) h2h_run "$round" "$contender" ringpipe_path bulk ;;
+            *) h2h_run "$round" "$contender" ringpipe_path load-data ;;
+        esac
     done
     log "head-to-head round $round done"
 done
 
-python3 scripts/bench_report.py "$results" "$work/results.md" docs/img/import-throughput.svg \
+# Only a full run replaces the published chart.
+chart=docs/img/import-throughput.svg
+[[ -z "$paths" ]] && chart="$work/import-throughput.svg"
+python3 scripts/bench_report.py "$results" "$work/results.md" "$chart" \
     "$(sql -e 'SELECT VERSION()')" \
     "$(sql -e "SELECT CONCAT('innodb_flush_log_at_trx_commit=', @@innodb_flush_log_at_trx_commit, ', sync_binlog=', @@sync_binlog, ', log_bin=', @@log_bin, ', innodb_buffer_pool_size=', @@innodb_buffer_pool_size DIV 1048576, 'M, max_allowed_packet=', @@max_allowed_packet DIV 1048576, 'M')")"
 cat "$work/results.md"

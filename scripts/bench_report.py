@@ -25,26 +25,43 @@ def cpu_model():
 
 
 def head_to_head(rows):
-    """Per-round ratios of each ringpipe contender to LOAD DATA, and their median."""
+    """Per-round ratios of each ringpipe contender to LOAD DATA, their median,
+    and the CPU each run cost the client and the server."""
     rounds = sorted({r["round"] for r in rows}, key=int)
-    rate = {(r["round"], r["contender"]): float(r["rows_per_s"]) for r in rows}
-    contenders = [c for c in dict.fromkeys(r["contender"] for r in rows) if c != "LOAD DATA LOCAL"]
+    by = {(r["round"], r["contender"]): r for r in rows}
+    contenders = list(dict.fromkeys(r["contender"] for r in rows))
+    cores = os.cpu_count() or 1
+
+    def median(values):
+        values = sorted(values)
+        return values[len(values) // 2]
+
+    def cpu(c, key):
+        values = [by[(r, c)][key] for r in rounds]
+        return f"{median(float(v) for v in values):.1f}" if all(values) else "n/a"
+
     out = [
         "",
-        f"Head to head, interleaved: {len(rounds)} rounds of LOAD DATA, then each ringpipe path, "
-        "ratio within each round.",
+        f"Head to head, interleaved: {len(rounds)} rounds, each starting with a different "
+        "contender; ratio within each round. CPU: median client (user + system) and server "
+        "(`/proc/<mariadbd>/stat`) CPU seconds per run; their sum over the "
+        f"{cores} cores is the shortest wall time any overlap could reach.",
         "",
-        "| contender | rows/s per round | × LOAD DATA per round | median ratio |",
-        "|---|---|---|---:|",
+        "| contender | rows/s per round | × LOAD DATA per round | median ratio | client CPU-s | server CPU-s | CPU floor s |",
+        "|---|---|---|---:|---:|---:|---:|",
     ]
-    ref = [rate[(r, "LOAD DATA LOCAL")] for r in rounds]
-    out.append(f"| LOAD DATA LOCAL | {' / '.join(f'{v:,.0f}' for v in ref)} | | |")
+    ref = [float(by[(r, "LOAD DATA LOCAL")]["rows_per_s"]) for r in rounds]
     for c in contenders:
-        mine = [rate[(r, c)] for r in rounds]
-        ratios = sorted(m / l for m, l in zip(mine, ref))
-        median = ratios[len(ratios) // 2]
-        per_round = " / ".join(f"{m / l:.2f}" for m, l in zip(mine, ref))
-        out.append(f"| {c} | {' / '.join(f'{v:,.0f}' for v in mine)} | {per_round} | {median:.2f} |")
+        mine = [float(by[(r, c)]["rows_per_s"]) for r in rounds]
+        client, server = cpu(c, "client_cpu_s"), cpu(c, "server_cpu_s")
+        floor = f"{(float(client) + float(server)) / cores:.1f}" if "n/a" not in (client, server) else "n/a"
+        rates = " / ".join(f"{v:,.0f}" for v in mine)
+        if c == "LOAD DATA LOCAL":
+            out.append(f"| {c} | {rates} | | | {client} | {server} | {floor} |")
+            continue
+        ratios = [m / l for m, l in zip(mine, ref)]
+        per_round = " / ".join(f"{x:.2f}" for x in ratios)
+        out.append(f"| {c} | {rates} | {per_round} | {median(ratios):.2f} | {client} | {server} | {floor} |")
     return out
 
 
