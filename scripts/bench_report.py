@@ -74,7 +74,8 @@ def main():
         f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  ",
         f"Machine: {os.cpu_count()} vCPU, {cpu_model()}  ",
         f"Server: MariaDB {version}; {settings}  ",
-        "Command: `scripts/bench-import.sh` "
+        f"Command: `RINGPIPE_BENCH_ROUNDS={os.environ.get('RINGPIPE_BENCH_ROUNDS', '3')} "
+        "scripts/bench-import.sh` "
         f"(RINGPIPE_BENCH_ROWS={os.environ.get('RINGPIPE_BENCH_ROWS', '1000000')})",
         "",
         "| contender | rows | seconds | rows/s | × LOAD DATA | peak RSS MiB | count | checksum | note |",

@@ -270,9 +270,7 @@ fn fill_claimed<E>(
         ring,
         sequence: first,
     };
-    // Plain slice loops: no masking per slot, so simple fills vectorise
-    // (batch 64: 0.92–1.00 × the disruptor crate before, see
-    // docs/benchmarks.md).
+    // Plain slice loops: no masking per slot, so simple fills vectorise.
     let mut index = 0;
     for run in ring.slot_runs(first, last) {
         for cell in run {

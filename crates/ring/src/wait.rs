@@ -22,16 +22,17 @@ use crate::sync::{fence, spin_hint, yield_now, AtomicU64, Ordering};
 ///
 /// The spinning kinds (busy-spin, yielding) *gather*: a processor that
 /// finishes a batch and finds fewer than 256 events already waiting (so the
-/// producer is streaming and the processor is right behind it) pauses
-/// ~200 ns before taking them, up to four times while more keep arriving.
+/// producer is streaming and the processor is right behind it) pauses for
+/// 8 PAUSEs (~200 ns on the benchmark machine) before taking them, up to
+/// four times while more keep arriving.
 /// Each poll of the cursor steals its cache line from the producer, so a
 /// processor polling right behind a streaming producer takes batches of a
 /// few events and slows the producer down; gathering turned batches of ~8
-/// events into ~200 and raised 1P→1C busy-spin throughput by about a third
+/// events into ~200 and raised 1P→1C busy-spin throughput by 20–30%
 /// (docs/benchmarks.md). A processor that had to *wait* for its next event
 /// never gathers, so a lone event (a request, a ping) is handed over at
-/// once; gathering costs at most ~800 ns, and only on events that were
-/// already queued. [`without_gathering`](Self::without_gathering) turns it
+/// once; gathering costs at most 32 PAUSEs (~800 ns there), and only on
+/// events that were already queued. [`without_gathering`](Self::without_gathering) turns it
 /// off.
 ///
 /// Every strategy makes progress with more busy threads than cores: even
@@ -59,9 +60,8 @@ enum WaitKind {
 /// Busy-spin steps between forced yields, so oversubscribed rings progress.
 const SPINS_PER_YIELD: u32 = 4096;
 /// Busy-spin polls before the first PAUSE (about a microsecond of polling):
-/// a PAUSE lasts ~25 ns here, longer than noticing a hand-off already under
-/// way (docs/benchmarks.md: 1024 instead of 32 moved the ping-pong p99
-/// ratio from 1.00–1.08 to 0.96–1.00).
+/// a PAUSE lasts 25 ns on the benchmark machine, so a waiter that pauses
+/// notices a hand-off up to that much later (docs/benchmarks.md).
 /// Under loom every poll must yield, or the model cannot schedule the peer.
 const HOT_POLLS: u32 = if cfg!(loom) { 0 } else { 1024 };
 /// Gathering (see [`WaitStrategy`]): a batch this long is taken at once...
