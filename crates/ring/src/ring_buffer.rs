@@ -226,3 +226,46 @@ impl<E> std::fmt::Debug for RingBuffer<E> {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn ring(capacity: usize) -> RingBuffer<usize> {
+        let mut next = 0;
+        let factory = move || {
+            next += 1;
+            next - 1
+        };
+        RingBuffer::new(
+            capacity,
+            factory,
+            false,
+            Vec::new(),
+            WaitStrategy::busy_spin(),
+        )
+    }
+
+    /// The slot indexes of the runs covering `first..=last`.
+    fn runs(ring: &RingBuffer<usize>, first: i64, last: i64) -> [Vec<usize>; 2] {
+        let read = |run: &[UnsafeCell<usize>]| {
+            run.iter()
+                // SAFETY: single-threaded test; nothing writes the slots.
+                .map(|cell| cell.with(|slot| unsafe { *slot }))
+                .collect()
+        };
+        let [head, tail] = ring.slot_runs(first, last);
+        [read(head), read(tail)]
+    }
+
+    #[test]
+    fn slot_runs_split_where_the_range_wraps() {
+        let ring = ring(8);
+        assert_eq!(runs(&ring, 2, 5), [vec![2, 3, 4, 5], vec![]]);
+        assert_eq!(runs(&ring, 6, 9), [vec![6, 7], vec![0, 1]]);
+        // Later laps map onto the same slots; a whole ring is one run or two.
+        assert_eq!(runs(&ring, 16, 23), [(0..8).collect(), vec![]]);
+        assert_eq!(runs(&ring, 21, 28), [vec![5, 6, 7], vec![0, 1, 2, 3, 4]]);
+        assert_eq!(runs(&ring, 7, 7), [vec![7], vec![]]);
+    }
+}
