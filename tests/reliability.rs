@@ -980,6 +980,11 @@ fn killed_connections_are_replayed_ignore_load_data() {
 // ---------------------------------------------------------------------------
 // 4. Lock contention (library level: the sink sessions' lock wait timeout)
 
+/// Rewinds for the lock tests: 10 ms doubling to 500 ms, never giving up.
+fn short_backoff() -> RewindStrategy {
+    RewindStrategy::backoff(Duration::from_millis(10), Duration::from_millis(500), None)
+}
+
 #[test]
 fn lock_contention_is_waited_out_by_rewinds() {
     const ROWS: u64 = 4_000;
@@ -1017,11 +1022,7 @@ fn lock_contention_is_waited_out_by_rewinds() {
     let summary = Pipeline::new(source)
         .shards(2)
         .batch_rows(200)
-        .rewind_strategy(RewindStrategy::backoff(
-            Duration::from_millis(10),
-            Duration::from_millis(500),
-            None,
-        ))
+        .rewind_strategy(short_backoff())
         .run(|shard| target.connect_sink(shard))
         .unwrap();
     release.join().unwrap();
@@ -1074,11 +1075,7 @@ fn deadlock_victim_batch_is_rolled_back_and_replayed() {
         Pipeline::new(source)
             .shards(1)
             .batch_rows(2_000)
-            .rewind_strategy(RewindStrategy::backoff(
-                Duration::from_millis(10),
-                Duration::from_millis(500),
-                None,
-            ))
+            .rewind_strategy(short_backoff())
             .run(|shard| target.connect_sink(shard))
     });
 
