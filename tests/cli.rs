@@ -5,28 +5,18 @@
 #[allow(dead_code)] // each test binary uses a subset of the helpers
 mod common;
 
-use common::{catalogue, checksum, count, fresh_table, ringpipe, stderr, stdout, url};
+use common::{catalogue, checksum, count, fresh_table, import, ringpipe, stderr, stdout, url};
 
 #[test]
 fn import_reports_json_and_stores_every_row() {
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path(), 3_000);
     fresh_table("cli_import_json");
-    let output = ringpipe(&[
-        "import",
-        file.to_str().unwrap(),
-        "--url",
-        &url(),
-        "--table",
+    let output = import(
+        &file,
         "cli_import_json",
-        "--row",
-        "product",
-        "--shards",
-        "3",
-        "--batch-rows",
-        "200",
-        "--json",
-    ]);
+        &["--shards", "3", "--batch-rows", "200", "--json"],
+    );
     assert!(output.status.success(), "{}", stderr(&output));
     let report: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
     assert_eq!(report["rows_read"], 3_000);
@@ -40,21 +30,10 @@ fn rerunning_an_upsert_leaves_the_table_identical() {
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path(), 1_000);
     fresh_table("cli_upsert_twice");
-    let args = [
-        "import",
-        file.to_str().unwrap(),
-        "--url",
-        &url(),
-        "--table",
-        "cli_upsert_twice",
-        "--row",
-        "product",
-        "--mode",
-        "upsert",
-    ];
-    assert!(ringpipe(&args).status.success());
+    let upsert = || import(&file, "cli_upsert_twice", &["--mode", "upsert"]);
+    assert!(upsert().status.success());
     let before = checksum("cli_upsert_twice");
-    assert!(ringpipe(&args).status.success());
+    assert!(upsert().status.success());
     assert_eq!(checksum("cli_upsert_twice"), before);
     assert_eq!(count("cli_upsert_twice"), 1_000);
 }
@@ -70,16 +49,7 @@ fn malformed_xml_names_file_position_and_record_and_keeps_earlier_rows() {
     )
     .unwrap();
     fresh_table("cli_malformed");
-    let output = ringpipe(&[
-        "import",
-        file.to_str().unwrap(),
-        "--url",
-        &url(),
-        "--table",
-        "cli_malformed",
-        "--row",
-        "product",
-    ]);
+    let output = import(&file, "cli_malformed", &[]);
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let message = stderr(&output);
     assert!(message.contains("broken.xml:3:"), "{message}");
@@ -207,21 +177,17 @@ fn bad_records_go_to_the_reject_file_within_max_bad() {
     std::fs::write(&file, xml).unwrap();
     let rejects = dir.path().join("rejects.tsv");
     fresh_table("cli_rejects");
-    let output = ringpipe(&[
-        "import",
-        file.to_str().unwrap(),
-        "--url",
-        &url(),
-        "--table",
+    let output = import(
+        &file,
         "cli_rejects",
-        "--row",
-        "product",
-        "--max-bad",
-        "5",
-        "--reject-file",
-        rejects.to_str().unwrap(),
-        "--json",
-    ]);
+        &[
+            "--max-bad",
+            "5",
+            "--reject-file",
+            rejects.to_str().unwrap(),
+            "--json",
+        ],
+    );
     assert!(output.status.success(), "{}", stderr(&output));
     let report: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
     assert_eq!(report["rows_rejected"], 5);

@@ -165,18 +165,9 @@ fn import(file: &Path, table: &str, extra: &[&str]) -> Output {
     ringpipe(&args.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
+/// The arguments of [`import`].
 fn import_args(file: &Path, table: &str, extra: &[&str]) -> Vec<String> {
-    let file = file.to_str().unwrap();
-    let url = url();
-    let mut args = vec![
-        "import",
-        file,
-        "--url",
-        &url,
-        "--table",
-        table,
-        "--row",
-        "product",
+    let ours = [
         "--shards",
         "2",
         "--shard-block",
@@ -185,8 +176,8 @@ fn import_args(file: &Path, table: &str, extra: &[&str]) -> Vec<String> {
         "500",
         "--json",
     ];
-    args.extend_from_slice(extra);
-    args.into_iter().map(str::to_owned).collect()
+    let extra: Vec<&str> = ours.iter().chain(extra).copied().collect();
+    common::import_args(file, table, &extra)
 }
 
 fn json(output: &Output) -> serde_json::Value {

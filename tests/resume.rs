@@ -4,24 +4,18 @@
 #[allow(dead_code)]
 mod common;
 
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{catalogue, checksum, count, fresh_table, query_one, ringpipe, stderr, url};
+use common::{
+    catalogue, checksum, count, fresh_table, import, import_args, query_one, ringpipe, stderr,
+};
 
 /// Starts an import of `file` into `table` in the background.
-fn spawn_import(file: &str, table: &str, extra: &[&str]) -> std::process::Child {
+fn spawn_import(file: &Path, table: &str, extra: &[&str]) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_ringpipe"))
-        .args([
-            "import",
-            file,
-            "--url",
-            &url(),
-            "--table",
-            table,
-            "--row",
-            "product",
-        ])
+        .args(import_args(file, table, &[]))
         .args(["--shards", "3", "--batch-rows", "300"])
         .args(extra)
         .env_remove("RINGPIPE_MYSQL_URL")
@@ -59,18 +53,8 @@ fn checkpoint_rows(table: &str) -> u64 {
 fn kill_9_five_times_then_resume_equals_a_clean_import() {
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path(), 40_000);
-    let file = file.to_str().unwrap();
     fresh_table("res_kill_clean");
-    let clean = ringpipe(&[
-        "import",
-        file,
-        "--url",
-        &url(),
-        "--table",
-        "res_kill_clean",
-        "--row",
-        "product",
-    ]);
+    let clean = import(&file, "res_kill_clean", &[]);
     assert!(clean.status.success(), "{}", stderr(&clean));
 
     fresh_table("res_kill");
@@ -80,7 +64,7 @@ fn kill_9_five_times_then_resume_equals_a_clean_import() {
         .enumerate()
     {
         let resume: &[&str] = if i == 0 { &[] } else { &["--resume"] };
-        let mut child = spawn_import(file, "res_kill", resume);
+        let mut child = spawn_import(&file, "res_kill", resume);
         kills += u64::from(kill_after(&mut child, "res_kill", at));
         // Progress and rows always agree: the checkpoint commits with them.
         let recorded = query_one(
@@ -93,22 +77,11 @@ fn kill_9_five_times_then_resume_equals_a_clean_import() {
         "only {kills} of 5 kills landed mid-import: the test proved little"
     );
 
-    let finish = ringpipe(&[
-        "import",
-        file,
-        "--url",
-        &url(),
-        "--table",
+    let finish = import(
+        &file,
         "res_kill",
-        "--row",
-        "product",
-        "--shards",
-        "3",
-        "--batch-rows",
-        "300",
-        "--resume",
-        "--json",
-    ]);
+        &["--shards", "3", "--batch-rows", "300", "--resume", "--json"],
+    );
     assert!(finish.status.success(), "{}", stderr(&finish));
     let report: serde_json::Value = serde_json::from_slice(&finish.stdout).unwrap();
     assert!(report["rows_skipped"].as_u64().unwrap() > 0, "{report}");
@@ -138,35 +111,17 @@ fn resume_refuses_another_shard_count_or_input() {
     .status
     .success());
     fresh_table("res_refuse");
-    let mut child = spawn_import(file.to_str().unwrap(), "res_refuse", &[]);
+    let mut child = spawn_import(&file, "res_refuse", &[]);
     assert!(
         kill_after(&mut child, "res_refuse", 1_000),
         "the import ended before the kill"
     );
 
-    let base = [
-        "import",
-        "--url",
-        &url(),
-        "--table",
-        "res_refuse",
-        "--row",
-        "product",
-        "--resume",
-    ];
-    let shards = ringpipe(
-        &[
-            &base[..],
-            &[
-                file.to_str().unwrap(),
-                "--shards",
-                "2",
-                "--batch-rows",
-                "300",
-            ],
-        ]
-        .concat(),
-    );
+    let resume = |file: &Path, shards: &str| {
+        let flags = ["--resume", "--shards", shards, "--batch-rows", "300"];
+        import(file, "res_refuse", &flags)
+    };
+    let shards = resume(&file, "2");
     assert_eq!(shards.status.code(), Some(2), "{}", stderr(&shards));
     assert!(
         stderr(&shards).contains("shard count"),
@@ -174,19 +129,7 @@ fn resume_refuses_another_shard_count_or_input() {
         stderr(&shards)
     );
 
-    let input = ringpipe(
-        &[
-            &base[..],
-            &[
-                other.to_str().unwrap(),
-                "--shards",
-                "3",
-                "--batch-rows",
-                "300",
-            ],
-        ]
-        .concat(),
-    );
+    let input = resume(&other, "3");
     assert_eq!(input.status.code(), Some(2), "{}", stderr(&input));
     assert!(stderr(&input).contains("input"), "{}", stderr(&input));
     assert!(
@@ -200,17 +143,7 @@ fn resume_with_nothing_to_resume_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path(), 10);
     fresh_table("res_nothing");
-    let output = ringpipe(&[
-        "import",
-        file.to_str().unwrap(),
-        "--url",
-        &url(),
-        "--table",
-        "res_nothing",
-        "--row",
-        "product",
-        "--resume",
-    ]);
+    let output = import(&file, "res_nothing", &["--resume"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(
         stderr(&output).contains("nothing to resume"),

@@ -31,6 +31,29 @@ pub fn conn() -> mysql::Conn {
     mysql::Conn::new(mysql::Opts::from_url(&url()).unwrap()).unwrap()
 }
 
+/// `import FILE --url URL --table TABLE --row product`, then `extra`: the
+/// arguments of an import of a generated catalogue.
+pub fn import_args(file: &Path, table: &str, extra: &[&str]) -> Vec<String> {
+    let file = file.to_str().expect("a UTF-8 path");
+    let fixed = [
+        "import",
+        file,
+        "--url",
+        &url(),
+        "--table",
+        table,
+        "--row",
+        "product",
+    ];
+    fixed.iter().chain(extra).map(|s| s.to_string()).collect()
+}
+
+/// Runs `ringpipe` with [`import_args`] and waits for it.
+pub fn import(file: &Path, table: &str, extra: &[&str]) -> Output {
+    let args = import_args(file, table, extra);
+    ringpipe(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
 /// Runs the `ringpipe` binary with `args` and waits for it.
 pub fn ringpipe(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ringpipe"))
