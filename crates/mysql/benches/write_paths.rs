@@ -16,22 +16,10 @@ use std::time::{Duration, Instant};
 use mysql::prelude::Queryable;
 use ringpipe_mysql::{prepare, PreparedTarget, ServerStats, SinkConfig, WritePath};
 use ringpipe_ring::pipeline::{RecordPosition, Row, Sink};
+use ringpipe_xml::gen::{product_table_ddl, Catalogue, PRODUCT_COLUMNS};
 
 /// The benchmark table.
 const TABLE: &str = "rp_bench_write_paths";
-
-/// Catalogue columns, in row order.
-const COLUMNS: &[&str] = &[
-    "id",
-    "sku",
-    "name",
-    "description",
-    "price",
-    "quantity",
-    "category",
-    "currency",
-    "updated",
-];
 
 /// Paths in measuring order.
 const PATHS: [WritePath; 4] = [
@@ -88,7 +76,7 @@ struct RunResult {
 /// Loads `rows` rows with `connections` sinks on `path`.
 fn run(url: &str, path: WritePath, connections: usize, rows: u64, batch: usize) -> RunResult {
     recreate_table(url);
-    let config = SinkConfig::new(url, TABLE, COLUMNS).write_path(path);
+    let config = SinkConfig::new(url, TABLE, &PRODUCT_COLUMNS).write_path(path);
     let target = prepare(&config).expect("prepare");
     let before = ServerStats::read(url).expect("stats");
     let start = Instant::now();
@@ -120,12 +108,13 @@ fn run(url: &str, path: WritePath, connections: usize, rows: u64, batch: usize) 
 /// One shard: every `connections`-th batch, written and flushed.
 fn load_shard(target: &PreparedTarget, shard: usize, connections: usize, rows: u64, batch: usize) {
     let mut sink = target.connect_sink(shard).expect("connect");
-    let mut row = Row::with_columns(COLUMNS.len());
+    let catalogue = Catalogue::new(rows);
+    let mut row = Row::with_columns(PRODUCT_COLUMNS.len());
     let batches = rows.div_ceil(batch as u64);
     for b in (shard as u64..batches).step_by(connections) {
         let first = b * batch as u64;
         for id in first..(first + batch as u64).min(rows) {
-            generate(&mut row, id + 1);
+            fill(&mut row, &catalogue, id + 1);
             sink.write(&row).expect("write");
         }
         sink.flush().expect("flush");
@@ -133,107 +122,28 @@ fn load_shard(target: &PreparedTarget, shard: usize, connections: usize, rows: u
     sink.close().expect("close");
 }
 
-/// Drops and recreates the catalogue table with its secondary indexes.
+/// Drops and recreates the catalogue table (`ringpipe gen --ddl`'s, with
+/// its unique and secondary indexes).
 fn recreate_table(url: &str) {
     let mut conn = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
     conn.query_drop(format!("DROP TABLE IF EXISTS {TABLE}"))
         .unwrap();
-    conn.query_drop(format!(
-        "CREATE TABLE {TABLE} (id BIGINT NOT NULL PRIMARY KEY, sku VARCHAR(32) NOT NULL, \
-         name VARCHAR(255) NOT NULL, description TEXT, price DECIMAL(12,2) NOT NULL, \
-         quantity INT NOT NULL, category VARCHAR(64), currency CHAR(3) NOT NULL, \
-         updated DATETIME, KEY (sku), KEY (category)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
-    ))
-    .unwrap();
+    conn.query_drop(product_table_ddl(TABLE)).unwrap();
 }
 
-/// Words for names and descriptions (some multi-byte).
-const WORDS: &[&str] = &[
-    "café",
-    "steel",
-    "Ölfilter",
-    "sapphire",
-    "naïve",
-    "日本製",
-    "wireless",
-    "ergonomic",
-    "crème",
-    "Größe",
-    "quantum",
-    "bamboo",
-    "κόσμος",
-    "deluxe",
-    "mini",
-    "über",
-    "pro",
-];
-
-/// Categories.
-const CATEGORIES: &[&str] = &[
-    "tools", "garden", "kitchen", "office", "toys", "outdoor", "audio",
-];
-
-/// Fills `row` with catalogue record `id`, deterministically.
-fn generate(row: &mut Row, id: u64) {
+/// Fills `row` with the catalogue's record `id` (the generator every other
+/// benchmark and test uses).
+fn fill(row: &mut Row, catalogue: &Catalogue, id: u64) {
     row.clear();
-    let mut rng = SplitMix(id);
-    let mut word = || WORDS[(rng.next() % WORDS.len() as u64) as usize];
-    row.set(0, &id.to_string());
-    row.set(
-        1,
-        &format!("SKU-{:08X}", id.wrapping_mul(0x9E37_79B9) & 0xFFFF_FFFF),
-    );
-    let name = row.value_mut(2);
-    for _ in 0..4 {
-        name.push_str(word());
-        name.push(' ');
+    for (column, value) in catalogue.product(id).values().iter().enumerate() {
+        if let Some(value) = value {
+            row.set(column, value);
+        }
     }
-    name.push_str(&id.to_string());
-    let description = row.value_mut(3);
-    for _ in 0..24 {
-        description.push_str(word());
-        description.push(' ');
-    }
-    let mut rng = SplitMix(id ^ 0xABCD);
-    row.set(
-        4,
-        &format!("{}.{:02}", rng.next() % 10_000, rng.next() % 100),
-    );
-    row.set(5, &(rng.next() % 5_000).to_string());
-    if id % 11 != 0 {
-        row.set(
-            6,
-            CATEGORIES[(rng.next() % CATEGORIES.len() as u64) as usize],
-        );
-    }
-    row.set(7, ["EUR", "USD", "GBP"][(id % 3) as usize]);
-    row.set(
-        8,
-        &format!(
-            "2024-{:02}-{:02} {:02}:{:02}:00",
-            1 + id % 12,
-            1 + id % 28,
-            id % 24,
-            id % 60
-        ),
-    );
     row.set_position(RecordPosition {
         record: id,
         ..RecordPosition::default()
     });
-}
-
-/// SplitMix64: a tiny deterministic generator.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
 }
 
 /// Prints each configuration's best rate and its ratio to 1-connection INSERT.
