@@ -146,6 +146,7 @@ impl<E> Producer<E> {
     ) -> Result<(), ClaimError> {
         let n = checked_len(&self.ring, n);
         let last = self.sequencer.claim(&self.ring, n, true)?;
+        self.sequencer.prefetch_ahead(&self.ring, last, n);
         fill_claimed(&self.ring, last - n + 1, last, fill);
         self.ring.publish_cursor(last);
         Ok(())

@@ -58,7 +58,26 @@ impl SingleSequencer {
         self.claimed = last;
         Ok(last)
     }
+
+    /// Before filling a batch of `n` slots ending at `last`: prefetches for
+    /// writing the `n` slots that a batch [`PREFETCH_BYTES`] further on
+    /// will fill, if the cached gate says every processor has released them
+    /// (so no reader loses a line it still needs). Measured on batches of
+    /// 256 `u64` events: +10–13% (docs/benchmarks.md).
+    #[inline(always)]
+    pub(crate) fn prefetch_ahead<E>(&self, ring: &RingBuffer<E>, last: i64, n: i64) {
+        let ahead = (PREFETCH_BYTES / std::mem::size_of::<E>().max(1)) as i64;
+        let end = last + n.max(ahead);
+        if end - ring.capacity() as i64 <= self.gate {
+            ring.prefetch_for_write(end - n + 1, end);
+        }
+    }
 }
+
+/// How far ahead of a batch publication the producer prefetches: far enough
+/// for the lines to arrive before it gets there (1, 2, 4 and 8 KiB tried:
+/// 2 KiB or more all helped batches of 256 `u64`s).
+const PREFETCH_BYTES: usize = 2048;
 
 /// Claims `n` slots for one of several producers; returns the last one.
 #[inline(always)]
