@@ -120,7 +120,9 @@ fi
 # floor no pipeline can beat.
 server_pid="$(sql -e 'SELECT @@pid_file' | xargs cat 2>/dev/null || pgrep -xo mariadbd || true)"
 server_cpu_ticks() { # utime + stime of the server process, or empty when it is not readable here
-    [[ -r "/proc/$server_pid/stat" ]] && awk '{ print $14 + $15 }' "/proc/$server_pid/stat"
+    if [[ -n "$server_pid" && -r "/proc/$server_pid/stat" ]]; then
+        awk '{ print $14 + $15 }' "/proc/$server_pid/stat"
+    fi
 }
 h2h_run() { # ROUND CONTENDER COMMAND...: one timed run, appended to $h2h
     local round="$1" contender="$2"; shift 2

@@ -24,16 +24,15 @@ use crate::sync::{fence, spin_hint, yield_now, AtomicU64, Ordering};
 /// finishes a batch and finds fewer than 256 events already waiting (so the
 /// producer is streaming and the processor is right behind it) pauses for
 /// 8 PAUSEs (~200 ns on the benchmark machine) before taking them, up to
-/// four times while more keep arriving.
-/// Each poll of the cursor steals its cache line from the producer, so a
-/// processor polling right behind a streaming producer takes batches of a
-/// few events and slows the producer down; gathering turned batches of ~8
-/// events into ~200 and raised 1P→1C busy-spin throughput by 20–30%
-/// (docs/benchmarks.md). A processor that had to *wait* for its next event
-/// never gathers, so a lone event (a request, a ping) is handed over at
-/// once; gathering costs at most 32 PAUSEs (~800 ns there), and only on
-/// events that were already queued. [`without_gathering`](Self::without_gathering) turns it
-/// off.
+/// four times while more keep arriving. Each poll of the cursor steals its
+/// cache line from the producer, so a processor polling right behind a
+/// streaming producer takes batches of a few events and slows the producer
+/// down; gathering turned batches of ~8 events into ~200 and raised 1P→1C
+/// busy-spin throughput by 20–30% (docs/benchmarks.md). A processor that
+/// had to *wait* for its next event never gathers, so a lone event (a
+/// request, a ping) is handed over at once; gathering costs at most 32
+/// PAUSEs (~800 ns there), and only on events that were already queued.
+/// [`without_gathering`](Self::without_gathering) turns it off.
 ///
 /// Every strategy makes progress with more busy threads than cores: even
 /// busy-spin yields its time slice once every few thousand spins, so a
