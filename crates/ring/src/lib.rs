@@ -50,10 +50,9 @@
 //!   and publishes with one Release store of the cursor; `publish_batch`
 //!   publishes `n` events with that one store, filling the slots as plain
 //!   slice loops that the compiler vectorises, after asking the CPU to fetch
-//!   the slots of a batch 2 KiB further on for writing (`PREFETCHW`: +10–13%
-//!   on batches of 256). A processor takes
-//!   *everything* available as one batch and stores its own sequence once
-//!   per batch.
+//!   the slots of a batch 2 KiB further on for writing (`PREFETCHW`: +9–12%
+//!   on batches of 256). A processor takes *everything* available as one
+//!   batch and stores its own sequence once per batch.
 //! * **Gathering.** A processor that finishes a batch and finds only a few
 //!   events already waiting is right behind a streaming producer, and each
 //!   of its polls pulls the cursor's cache line away from that producer. It

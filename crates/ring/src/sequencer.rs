@@ -63,7 +63,8 @@ impl SingleSequencer {
     /// writing the `n` slots that a batch [`PREFETCH_BYTES`] further on
     /// will fill, if the cached gate says every processor has released them
     /// (so no reader loses a line it still needs). Measured on batches of
-    /// 256 `u64` events: +10–13% (docs/benchmarks.md).
+    /// 256 `u64` events: 1.12–1.14 against 1.02–1.03 G events/s, +9–12%
+    /// (docs/benchmarks.md).
     #[inline(always)]
     pub(crate) fn prefetch_ahead<E>(&self, ring: &RingBuffer<E>, last: i64, n: i64) {
         let ahead = (PREFETCH_BYTES / std::mem::size_of::<E>().max(1)) as i64;
