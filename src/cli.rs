@@ -72,6 +72,11 @@ pub struct ImportArgs {
     /// How idle pipeline threads wait.
     #[arg(long, value_enum, default_value_t = WaitArg::Blocking)]
     pub wait: WaitArg,
+    /// SQL to run on every sink connection as it opens, e.g. `--init-command
+    /// "SET SESSION sql_log_bin = 0"` (repeatable, in order). The session's
+    /// `sql_mode` still gains `STRICT_TRANS_TABLES` after it.
+    #[arg(long = "init-command", value_name = "SQL")]
+    pub init_commands: Vec<String>,
     /// Bad records to divert to --reject-file before stopping.
     #[arg(long, default_value_t = 0, requires = "reject_file")]
     pub max_bad: u64,

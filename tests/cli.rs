@@ -5,7 +5,10 @@
 #[allow(dead_code)] // each test binary uses a subset of the helpers
 mod common;
 
-use common::{catalogue, checksum, count, fresh_table, import, ringpipe, stderr, stdout, url};
+use common::{
+    catalogue, checksum, count, fresh_table, import, query_one, ringpipe, stderr, stdout, url,
+};
+use ringpipe_xml::gen::PRODUCT_COLUMNS;
 
 #[test]
 fn import_reports_json_and_stores_every_row() {
@@ -78,6 +81,56 @@ fn a_missing_table_is_one_clear_line_with_exit_code_4() {
     let message = stderr(&output);
     assert_eq!(message.lines().count(), 1, "{message}");
     assert!(message.contains("cli_no_such_table"), "{message}");
+}
+
+#[test]
+fn init_commands_run_on_every_sink_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = catalogue(dir.path(), 2_000);
+    let table = "cli_init_command";
+    fresh_table(table);
+    let add_seq = format!("ALTER TABLE `{table}` ADD seq BIGINT NOT NULL AUTO_INCREMENT UNIQUE");
+    ringpipe_mysql::execute(&url(), &add_seq).unwrap();
+    let columns = PRODUCT_COLUMNS.join(",");
+    let output = import(
+        &file,
+        table,
+        &[
+            "--columns",
+            &columns,
+            "--shards",
+            "2",
+            "--batch-rows",
+            "300",
+            "--init-command",
+            "SET SESSION auto_increment_increment = 7",
+            "--init-command",
+            "SET SESSION auto_increment_offset = 3",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(count(table), 2_000);
+    // Both connections numbered their rows as their sessions were told to
+    // (the server's defaults would give 1, 2, 3, ...).
+    let off_pattern = format!("SELECT COUNT(*) FROM `{table}` WHERE seq % 7 <> 3");
+    assert_eq!(query_one(&off_pattern), 0);
+}
+
+#[test]
+fn a_failing_init_command_is_one_clear_line_with_exit_code_4() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = catalogue(dir.path(), 10);
+    fresh_table("cli_init_command_bad");
+    let output = import(
+        &file,
+        "cli_init_command_bad",
+        &["--init-command", "SET SESSION no_such_setting = 1"],
+    );
+    assert_eq!(output.status.code(), Some(4));
+    let message = stderr(&output);
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(message.contains("no_such_setting"), "{message}");
+    assert_eq!(count("cli_init_command_bad"), 0);
 }
 
 #[test]

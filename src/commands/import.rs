@@ -153,6 +153,9 @@ fn sink_config(args: &ImportArgs, columns: &[String]) -> Result<SinkConfig, CliE
     if let Some(file) = &args.reject_file {
         config = config.reject_file(file.clone());
     }
+    for sql in &args.init_commands {
+        config = config.init_command(sql.clone());
+    }
     Ok(config)
 }
 
