@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# What a second sink connection into the same table costs the server: the
+# same rows loaded by one connection, by two connections into one table (the
+# importer's default), and by two imports at once into two tables, beside
+# one LOAD DATA. Rounds are interleaved, each starting with a different
+# contender; each run records its wall time and the server's CPU time.
+# Results: target/bench-contention/results.md (docs/benchmarks.md, "Second look").
+#
+#   scripts/bench-contention.sh                       # 1,000,000 products, 4 rounds
+#   RINGPIPE_BENCH_ROUNDS=6 scripts/bench-contention.sh
+#   RINGPIPE_BENCH_DROP_INDEX=category scripts/bench-contention.sh   # without that index
+set -euo pipefail
+
+# shellcheck source=SCRIPTDIR/lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+cd "$RINGPIPE_ROOT"
+
+rows="${RINGPIPE_BENCH_ROWS:-1000000}"
+rounds="${RINGPIPE_BENCH_ROUNDS:-4}"
+drop_index="${RINGPIPE_BENCH_DROP_INDEX:-}"
+half=$((rows / 2))
+work="target/bench-contention"
+columns="id,sku,name,description,price,quantity,category,currency,updated"
+mkdir -p "$work"
+
+url="$(scripts/dev-db.sh | tail -n 1)"
+parse_mysql_url "$url"
+sql() { mariadb --no-defaults --local-infile=1 --protocol=TCP -h "$DB_HOST" -P "$DB_PORT" -u "$DB_USER" -N -B "$DB_NAME" "$@"; }
+
+log "building (release)"
+cargo build --release --locked --quiet --bin ringpipe --example xml_to_tsv
+bin="target/release/ringpipe"
+for n in "$rows" "$half"; do
+    [[ -s "$work/products-$n.xml" ]] || "$bin" gen --rows "$n" --out "$work/products-$n.xml"
+done
+[[ -s "$work/products-$rows.tsv" ]] ||
+    target/release/examples/xml_to_tsv "$work/products-$rows.xml" product "$columns" "$work/products-$rows.tsv"
+
+fresh() { # TABLE...: empty catalogue tables, without $drop_index if set
+    local table
+    for table in "$@"; do
+        {
+            echo "DROP TABLE IF EXISTS \`$table\`;"
+            "$bin" gen --ddl "$table"
+            if [[ -n "$drop_index" ]]; then echo "ALTER TABLE \`$table\` DROP INDEX \`$drop_index\`;"; fi
+        } | sql
+    done
+}
+count() { sql -e "SELECT COUNT(*) FROM \`$1\`"; }
+server_pid="$(sql -e 'SELECT @@pid_file' | xargs cat 2>/dev/null || pgrep -xo mariadbd || true)"
+[[ -n "$server_pid" && -r "/proc/$server_pid/stat" ]] ||
+    die "the server's /proc entry is not readable: this benchmark needs the server on this machine"
+server_ticks() { awk '{ print $14 + $15 }' "/proc/$server_pid/stat"; }
+import() { # FILE TABLE SHARDS
+    "$bin" import "$1" --url "$url" --table "$2" --row product --shards "$3" > /dev/null
+}
+
+contenders=("LOAD DATA" "bulk ×1" "bulk ×2 (one table)" "2 tables × bulk ×1")
+runs="$work/runs.csv"
+echo "round,contender,wall_s,server_cpu_s" > "$runs"
+for round in $(seq 1 "$rounds"); do
+    for k in "${!contenders[@]}"; do
+        contender="${contenders[$(( (round - 1 + k) % ${#contenders[@]} ))]}"
+        fresh bc_one bc_two
+        before="$(server_ticks)"
+        t0=$(date +%s%N)
+        expect=$rows
+        case "$contender" in
+            "LOAD DATA")
+                sql -e "LOAD DATA LOCAL INFILE '$work/products-$rows.tsv' INTO TABLE bc_one CHARACTER SET utf8mb4 ($columns)" ;;
+            "bulk ×1") import "$work/products-$rows.xml" bc_one 1 ;;
+            "bulk ×2 (one table)") import "$work/products-$rows.xml" bc_one 2 ;;
+            *)
+                expect=$((half * 2))
+                import "$work/products-$half.xml" bc_one 1 &
+                import "$work/products-$half.xml" bc_two 1
+                wait $! ;;
+        esac
+        t1=$(date +%s%N)
+        after="$(server_ticks)"
+        stored=$(( $(count bc_one) + $(count bc_two) ))
+        (( stored == expect )) || die "round $round: $contender stored $stored of $expect rows"
+        awk -v r="$round" -v c="$contender" -v a="$t0" -v b="$t1" -v x="$before" -v y="$after" -v hz="$(getconf CLK_TCK)" \
+            'BEGIN { printf "%s,%s,%.2f,%.2f\n", r, c, (b - a) / 1e9, (y - x) / hz }' >> "$runs"
+        log "round $round: $contender: $(tail -n 1 "$runs" | cut -d, -f3-) (wall s, server CPU-s)"
+    done
+done
+sql -e "DROP TABLE IF EXISTS bc_one, bc_two"
+
+python3 - "$runs" "$rows" "$rounds" "${drop_index:-none}" > "$work/results.md" <<'EOF'
+import csv, statistics, sys
+path, rows, rounds, dropped = sys.argv[1:]
+runs = list(csv.DictReader(open(path)))
+print(f"{int(rows):,} rows, {rounds} interleaved rounds, index dropped: {dropped}\n")
+print("| load | median wall s | min–max | median server CPU-s | min–max |")
+print("|---|---:|---:|---:|---:|")
+for name in dict.fromkeys(r["contender"] for r in runs):
+    wall = [float(r["wall_s"]) for r in runs if r["contender"] == name]
+    cpu = [float(r["server_cpu_s"]) for r in runs if r["contender"] == name]
+    print(f"| {name} | {statistics.median(wall):.2f} | {min(wall):.2f}–{max(wall):.2f} "
+          f"| {statistics.median(cpu):.2f} | {min(cpu):.2f}–{max(cpu):.2f} |")
+EOF
+cat "$work/results.md"
