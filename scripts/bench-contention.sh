@@ -25,7 +25,6 @@ mkdir -p "$work"
 
 url="$(scripts/dev-db.sh | tail -n 1)"
 parse_mysql_url "$url"
-sql() { mariadb --no-defaults --local-infile=1 --protocol=TCP -h "$DB_HOST" -P "$DB_PORT" -u "$DB_USER" -N -B "$DB_NAME" "$@"; }
 
 log "building (release)"
 cargo build --release --locked --quiet --bin ringpipe --example xml_to_tsv
@@ -43,11 +42,11 @@ fresh() { # TABLE...: empty catalogue tables, without $drop_index if set
             echo "DROP TABLE IF EXISTS \`$table\`;"
             "$bin" gen --ddl "$table"
             if [[ -n "$drop_index" ]]; then echo "ALTER TABLE \`$table\` DROP INDEX \`$drop_index\`;"; fi
-        } | sql
+        } | db_sql
     done
 }
-count() { sql -e "SELECT COUNT(*) FROM \`$1\`"; }
-server_pid="$(sql -e 'SELECT @@pid_file' | xargs cat 2>/dev/null || pgrep -xo mariadbd || true)"
+count() { db_sql -e "SELECT COUNT(*) FROM \`$1\`"; }
+server_pid="$(db_server_pid)"
 [[ -n "$server_pid" && -r "/proc/$server_pid/stat" ]] ||
     die "the server's /proc entry is not readable: this benchmark needs the server on this machine"
 server_ticks() { awk '{ print $14 + $15 }' "/proc/$server_pid/stat"; }
@@ -67,7 +66,7 @@ for round in $(seq 1 "$rounds"); do
         expect=$rows
         case "$contender" in
             "LOAD DATA")
-                sql -e "LOAD DATA LOCAL INFILE '$work/products-$rows.tsv' INTO TABLE bc_one CHARACTER SET utf8mb4 ($columns)" ;;
+                db_sql -e "LOAD DATA LOCAL INFILE '$work/products-$rows.tsv' INTO TABLE bc_one CHARACTER SET utf8mb4 ($columns)" ;;
             "bulk ×1") import "$work/products-$rows.xml" bc_one 1 ;;
             "bulk ×2 (one table)") import "$work/products-$rows.xml" bc_one 2 ;;
             *)
@@ -85,7 +84,7 @@ for round in $(seq 1 "$rounds"); do
         log "round $round: $contender: $(tail -n 1 "$runs" | cut -d, -f3-) (wall s, server CPU-s)"
     done
 done
-sql -e "DROP TABLE IF EXISTS bc_one, bc_two"
+db_sql -e "DROP TABLE IF EXISTS bc_one, bc_two"
 
 python3 - "$runs" "$rows" "$rounds" "${drop_index:-none}" > "$work/results.md" <<'EOF'
 import csv, statistics, sys

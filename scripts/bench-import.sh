@@ -35,7 +35,6 @@ mkdir -p "$work" docs/img
 
 url="$(scripts/dev-db.sh | tail -n 1)"
 parse_mysql_url "$url"
-sql() { mariadb --no-defaults --local-infile=1 --protocol=TCP -h "$DB_HOST" -P "$DB_PORT" -u "$DB_USER" -N -B "$DB_NAME" "$@"; }
 
 log "building (release)"
 cargo build --release --locked --quiet --bin ringpipe --example xml_to_tsv
@@ -49,10 +48,10 @@ for n in "$slice_xml" "$slice_naive"; do
 done
 
 fresh_table() {
-    { echo "DROP TABLE IF EXISTS \`$table\`;"; "$bin" gen --ddl "$table"; } | sql
+    { echo "DROP TABLE IF EXISTS \`$table\`;"; "$bin" gen --ddl "$table"; } | db_sql
 }
-checksum() { sql -e "CHECKSUM TABLE \`$table\`" | cut -f2; }
-count() { sql -e "SELECT COUNT(*) FROM \`$table\`"; }
+checksum() { db_sql -e "CHECKSUM TABLE \`$table\`" | cut -f2; }
+count() { db_sql -e "SELECT COUNT(*) FROM \`$table\`"; }
 
 # now_ns: wall clock in nanoseconds.
 now_ns() { date +%s%N; }
@@ -70,7 +69,7 @@ record "xml-to-tsv conversion,$rows,$conv_s,$(awk -v r="$rows" -v s="$conv_s" 'B
 # Reference table: LOAD DATA of the TSV; its checksum is what everyone must match.
 fresh_table
 t0=$(now_ns)
-sql -e "LOAD DATA LOCAL INFILE '$work/products-$rows.tsv' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ($columns)"
+db_sql -e "LOAD DATA LOCAL INFILE '$work/products-$rows.tsv' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ($columns)"
 t1=$(now_ns)
 ld_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
 reference="$(checksum)"
@@ -105,7 +104,7 @@ done
 if [[ -n "$paths" ]]; then
     fresh_table
     t0=$(now_ns)
-    sql -e "LOAD XML LOCAL INFILE '$work/products-$slice_xml.xml' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ROWS IDENTIFIED BY '<product>'" || true
+    db_sql -e "LOAD XML LOCAL INFILE '$work/products-$slice_xml.xml' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ROWS IDENTIFIED BY '<product>'" || true
     t1=$(now_ns)
     lx_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
     lx_rows="$(count)"
@@ -118,7 +117,7 @@ fi
 # within each round and their median. Each run also records the client's and
 # the server's CPU seconds: on a small machine their sum over the cores is the
 # floor no pipeline can beat.
-server_pid="$(sql -e 'SELECT @@pid_file' | xargs cat 2>/dev/null || pgrep -xo mariadbd || true)"
+server_pid="$(db_server_pid)"
 server_cpu_ticks() { # utime + stime of the server process, or empty when it is not readable here
     if [[ -n "$server_pid" && -r "/proc/$server_pid/stat" ]]; then
         awk '{ print $14 + $15 }' "/proc/$server_pid/stat"
@@ -137,7 +136,7 @@ h2h_run() { # ROUND CONTENDER COMMAND...: one timed run, appended to $h2h
         printf "%s,%s,%.0f,%.2f,%.1f,%s\n", round, c, rows / x[1], x[1], x[2] + x[3], server }' >> "$h2h"
 }
 load_data_tsv() {
-    sql -e "LOAD DATA LOCAL INFILE '$work/products-$rows.tsv' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ($columns)"
+    db_sql -e "LOAD DATA LOCAL INFILE '$work/products-$rows.tsv' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ($columns)"
 }
 ringpipe_path() { # WRITE_PATH
     "$bin" import "$xml" --url "$url" --table "$table" --row product --write-path "$1" --shards 2
@@ -162,6 +161,6 @@ done
 chart=docs/img/import-throughput.svg
 [[ -z "$paths" ]] && chart="$work/import-throughput.svg"
 python3 scripts/bench_report.py "$results" "$work/results.md" "$chart" \
-    "$(sql -e 'SELECT VERSION()')" \
-    "$(sql -e "SELECT CONCAT('innodb_flush_log_at_trx_commit=', @@innodb_flush_log_at_trx_commit, ', sync_binlog=', @@sync_binlog, ', log_bin=', @@log_bin, ', innodb_buffer_pool_size=', @@innodb_buffer_pool_size DIV 1048576, 'M, max_allowed_packet=', @@max_allowed_packet DIV 1048576, 'M')")"
+    "$(db_sql -e 'SELECT VERSION()')" \
+    "$(db_sql -e "SELECT CONCAT('innodb_flush_log_at_trx_commit=', @@innodb_flush_log_at_trx_commit, ', sync_binlog=', @@sync_binlog, ', log_bin=', @@log_bin, ', innodb_buffer_pool_size=', @@innodb_buffer_pool_size DIV 1048576, 'M, max_allowed_packet=', @@max_allowed_packet DIV 1048576, 'M')")"
 cat "$work/results.md"

@@ -3,7 +3,8 @@
 #
 #   . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 #
-# Provides: RINGPIPE_ROOT, log, warn, die, have, now_s, as_root.
+# Provides: RINGPIPE_ROOT, log, warn, die, have, now_s, as_root, parse_mysql_url,
+# db_sql, db_server_pid.
 
 # Absolute path of the repository root (this file lives in <root>/scripts/lib).
 RINGPIPE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
@@ -52,4 +53,17 @@ parse_mysql_url() {
     DB_NAME="${rest##*/}"
     DB_NAME="${DB_NAME%%\?*}"
     export DB_USER DB_HOST DB_PORT DB_NAME
+}
+
+# db_sql ARGS...: the mariadb client on the server parse_mysql_url described,
+# in batch mode without column names, LOCAL INFILE allowed.
+db_sql() {
+    mariadb --no-defaults --local-infile=1 --protocol=TCP -h "$DB_HOST" -P "$DB_PORT" \
+        -u "$DB_USER" -N -B "$DB_NAME" "$@"
+}
+
+# db_server_pid: the server's process id when it runs on this machine
+# (its /proc entry then gives its CPU time), else nothing.
+db_server_pid() {
+    db_sql -e 'SELECT @@pid_file' | xargs cat 2>/dev/null || pgrep -xo mariadbd || true
 }
