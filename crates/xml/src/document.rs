@@ -65,13 +65,24 @@ impl Document {
         Ok(())
     }
 
-    /// An end tag (whose name the parser already matched).
-    pub(crate) fn close(&mut self) {
-        self.depth -= 1;
-        if let Some(start) = self.open_starts.pop() {
-            self.open_names.truncate(start);
+    /// An end tag `</name>`, which must close the innermost open element.
+    pub(crate) fn close(&mut self, name: &str) -> Result<(), Fault> {
+        let Some(&start) = self.open_starts.last() else {
+            return Err(Fault::syntax(format!(
+                "found </{name}> but no element is open"
+            )));
+        };
+        let expected = &self.open_names[start..];
+        if expected != name {
+            return Err(Fault::syntax(format!(
+                "expected </{expected}>, found </{name}>"
+            )));
         }
+        self.open_starts.pop();
+        self.open_names.truncate(start);
+        self.depth -= 1;
         self.root_closed |= self.depth == 0;
+        Ok(())
     }
 
     /// Text (or CDATA, or a reference) read at the current depth.
@@ -151,9 +162,17 @@ mod tests {
             message(doc.end().unwrap_err()),
             "unexpected end of input: expected </b>"
         );
-        doc.close();
-        doc.close();
+        assert_eq!(
+            message(doc.close("a").unwrap_err()),
+            "expected </b>, found </a>"
+        );
+        doc.close("b").unwrap();
+        doc.close("a").unwrap();
         assert!(doc.end().is_ok());
+        assert_eq!(
+            message(doc.close("a").unwrap_err()),
+            "found </a> but no element is open"
+        );
         assert_eq!(
             message(doc.open("c").unwrap_err()),
             "found a second root element <c>; a document has exactly one"

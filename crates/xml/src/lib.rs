@@ -139,13 +139,16 @@ mod document;
 mod encoding;
 mod error;
 mod fields;
+mod find;
 pub mod gen;
 mod input;
+mod lexer;
 mod position;
 mod record;
 mod source;
+mod tag;
 mod text;
-mod tracked;
+mod window;
 
 pub use config::{Limits, XmlConfig};
 pub use error::{ErrorPosition, LimitKind, XmlError};

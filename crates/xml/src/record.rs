@@ -5,14 +5,14 @@
 //! a field's own child elements is not part of the value, and a record tag
 //! met inside a record is just content of the outer one.
 
-use quick_xml::events::attributes::Attribute;
-use quick_xml::events::BytesStart;
 use ringpipe_ring::pipeline::Row;
 
 use crate::config::{Limits, XmlConfig};
-use crate::diagnose::{self, Fault, Located};
+use crate::diagnose::{Fault, Located};
 use crate::error::LimitKind;
 use crate::fields::FieldMap;
+use crate::find::find_byte;
+use crate::tag::Tag;
 use crate::text::{self, DeclaredEntities, RefError};
 
 /// Where text read now goes.
@@ -73,12 +73,12 @@ impl RecordReader {
     /// record (the caller then records the position).
     pub(crate) fn open(
         &mut self,
-        element: &BytesStart<'_>,
+        element: &Tag<'_>,
         depth: usize,
         row: &mut Row,
         declared: &DeclaredEntities,
     ) -> Result<Opened, Located> {
-        let name = element.name().into_inner();
+        let name = element.name();
         if depth == 1 && name == "mysqldump" {
             // mysqldump writes a stored CR as a raw byte: keep it (see
             // `XmlConfig::keep_line_ends`), or the dump would not round-trip.
@@ -92,7 +92,7 @@ impl RecordReader {
         }
         if self.record_depth != 0 && depth == self.record_depth + 1 {
             self.target = self.field_start(element, row, declared)?;
-        } else if has_attributes(element) {
+        } else if element.has_attributes() {
             self.check_attributes(element, declared)?;
         }
         Ok(Opened::Other)
@@ -137,8 +137,33 @@ impl RecordReader {
         Ok(())
     }
 
+    /// A run of character data at `depth`, its references still in place
+    /// (`a &amp; b`).
+    pub(crate) fn content(
+        &mut self,
+        raw: &str,
+        depth: usize,
+        row: &mut Row,
+        declared: &DeclaredEntities,
+    ) -> Result<(), Located> {
+        let at = |offset: usize| move |fault| Located { fault, offset };
+        let mut done = 0;
+        while let Some(found) = find_byte(b'&', &raw.as_bytes()[done..]) {
+            let amp = done + found;
+            self.text(&raw[done..amp], depth, row).map_err(at(done))?;
+            let Some(len) = raw[amp + 1..].find(';') else {
+                return Err(at(amp)(Fault::syntax(RefError::Unterminated.to_string())));
+            };
+            let name = &raw[amp + 1..amp + 1 + len];
+            self.reference(name, depth, row, declared)
+                .map_err(at(amp))?;
+            done = amp + len + 2;
+        }
+        self.text(&raw[done..], depth, row).map_err(at(done))
+    }
+
     /// The reference `&name;` at `depth`.
-    pub(crate) fn reference(
+    fn reference(
         &mut self,
         name: &str,
         depth: usize,
@@ -162,27 +187,27 @@ impl RecordReader {
     /// Loads the record element's own attributes as fields.
     fn record_attributes(
         &mut self,
-        element: &BytesStart<'_>,
+        element: &Tag<'_>,
         row: &mut Row,
         declared: &DeclaredEntities,
     ) -> Result<(), Located> {
         let max_value = self.limits.max_value_bytes;
-        for_each_attribute(element, self.limits.max_attributes, |attribute, at| {
-            let key = attribute.key.into_inner();
+        element.for_each_attribute(self.limits.max_attributes, |attribute, at| {
+            let key = attribute.key;
             if key == "xmlns" || key.starts_with("xmlns:") {
                 return Ok(());
             }
             match self.fields.lookup(key) {
                 Some(column) => {
                     let value = row.value_mut(column);
-                    push_value(&attribute.value, at, declared, value)?;
+                    push_value(attribute.value, at, declared, value)?;
                     if value.len() > max_value {
                         return Err(too_large(max_value).into());
                     }
                     Ok(())
                 }
                 None if self.strict => Err(Fault::UnknownField(key.to_owned()).into()),
-                None => check_value(&attribute.value, at, declared, &mut self.scratch),
+                None => check_value(attribute.value, at, declared, &mut self.scratch),
             }
         })
     }
@@ -191,24 +216,24 @@ impl RecordReader {
     /// name, or the `name` attribute of a `<field>`) and whether it is nil.
     fn field_start(
         &mut self,
-        element: &BytesStart<'_>,
+        element: &Tag<'_>,
         row: &mut Row,
         declared: &DeclaredEntities,
     ) -> Result<Target, Located> {
-        let element_name = element.name().into_inner();
+        let element_name = element.name();
         let mut field_name: Option<String> = None;
         let mut nil = false;
-        if has_attributes(element) {
+        if element.has_attributes() {
             let scratch = &mut self.scratch;
-            for_each_attribute(element, self.limits.max_attributes, |attribute, at| {
-                match attribute.key.into_inner() {
+            element.for_each_attribute(self.limits.max_attributes, |attribute, at| {
+                match attribute.key {
                     "name" if element_name == "field" => {
                         let mut value = String::new();
-                        push_value(&attribute.value, at, declared, &mut value)?;
+                        push_value(attribute.value, at, declared, &mut value)?;
                         field_name = Some(value);
                     }
                     "xsi:nil" => nil = matches!(attribute.value.trim(), "true" | "1"),
-                    _ => check_value(&attribute.value, at, declared, scratch)?,
+                    _ => check_value(attribute.value, at, declared, scratch)?,
                 }
                 Ok(())
             })?;
@@ -232,55 +257,18 @@ impl RecordReader {
     /// Validates the attributes of an element that holds no field.
     fn check_attributes(
         &mut self,
-        element: &BytesStart<'_>,
+        element: &Tag<'_>,
         declared: &DeclaredEntities,
     ) -> Result<(), Located> {
         let scratch = &mut self.scratch;
-        for_each_attribute(element, self.limits.max_attributes, |attribute, at| {
-            check_value(&attribute.value, at, declared, scratch)
+        element.for_each_attribute(self.limits.max_attributes, |attribute, at| {
+            check_value(attribute.value, at, declared, scratch)
         })
     }
 }
 
 fn too_large(max_value: usize) -> Fault {
     Fault::Limit(LimitKind::ValueBytes, max_value as u64)
-}
-
-/// Whether anything follows the element's name inside its tag.
-#[inline]
-fn has_attributes(element: &BytesStart<'_>) -> bool {
-    !element.attributes_raw().trim_ascii().is_empty()
-}
-
-/// Calls `f` with each attribute and its byte offset from the tag's `<`,
-/// checking syntax, duplicates and the attribute count.
-fn for_each_attribute(
-    element: &BytesStart<'_>,
-    max: usize,
-    mut f: impl FnMut(Attribute<'_>, usize) -> Result<(), Located>,
-) -> Result<(), Located> {
-    let tag: &str = element;
-    for (count, attribute) in element.attributes().enumerate() {
-        if count == max {
-            return Err(Fault::Limit(LimitKind::Attributes, max as u64).into());
-        }
-        let attribute = attribute.map_err(diagnose::from_attribute)?;
-        let at = value_offset(tag, &attribute.value);
-        f(attribute, at)?;
-    }
-    Ok(())
-}
-
-/// Byte offset of a borrowed attribute value from the tag's `<`.
-fn value_offset(tag: &str, value: &str) -> usize {
-    let start = value.as_ptr() as usize;
-    let tag_start = tag.as_ptr() as usize;
-    // `<` precedes the tag text; a value not inside the tag maps to the `<`.
-    if (tag_start..=tag_start + tag.len()).contains(&start) {
-        1 + start - tag_start
-    } else {
-        0
-    }
 }
 
 /// Appends a raw attribute value, positioning a bad reference.

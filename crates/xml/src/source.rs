@@ -5,31 +5,26 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use quick_xml::events::Event;
-use quick_xml::Reader;
 use ringpipe_ring::pipeline::{RecordPosition, Row, Source, SourceProgress};
 
 use crate::config::XmlConfig;
-use crate::diagnose::{self, Fault, Located};
+use crate::diagnose::{Fault, Located};
 use crate::document::Document;
 use crate::encoding::Charset;
 use crate::error::{ErrorPosition, XmlError};
 use crate::input::{self, Counting, PrepareError};
+use crate::lexer::{Lexer, Token};
 use crate::position::LineCounter;
 use crate::record::{Opened, RecordReader};
-use crate::tracked::TrackedReader;
-
-/// Above this capacity the event buffer is dropped after use, so that one
-/// huge text node does not pin its memory for the rest of the run.
-const EVENT_BUFFER_KEEP: usize = 1 << 20;
+use crate::window::Window;
 
 /// Slack over [`Limits::max_value_bytes`](crate::Limits) for the markup
-/// around a value (CDATA brackets, a tag's name) before an event is refused.
-const EVENT_SLACK: u64 = 64 * 1024;
+/// around a value (CDATA brackets, a tag's name) before a token is refused.
+const TOKEN_SLACK: usize = 64 * 1024;
 
 /// A streaming [`Source`] of rows from an XML document.
 ///
-/// Memory stays bounded by the largest single event (tag, text run,
+/// Memory stays bounded by the largest single token (tag, text run,
 /// comment), itself bounded by [`Limits::max_value_bytes`](crate::Limits),
 /// whatever the size of the file.
 ///
@@ -51,9 +46,7 @@ const EVENT_SLACK: u64 = 64 * 1024;
 pub struct XmlSource {
     name: String,
     columns: Vec<String>,
-    reader: Reader<TrackedReader>,
-    /// The event buffer, reused for every event.
-    buf: Vec<u8>,
+    lexer: Lexer,
     document: Document,
     record: RecordReader,
     charset: Charset,
@@ -64,8 +57,6 @@ pub struct XmlSource {
     /// Raw bytes read from the input (compressed bytes for gzip).
     raw_bytes: Arc<AtomicU64>,
     total_bytes: Option<u64>,
-    /// `max_value_bytes`, reported when one event grows past it.
-    value_limit: u64,
 }
 
 impl XmlSource {
@@ -130,13 +121,16 @@ impl XmlSource {
             log::debug!("{name}: transcoding from {}", prepared.charset.name());
         }
         let limits = config.limits();
-        let event_limit = limits.max_value_bytes as u64 + EVENT_SLACK;
-        let tracked = TrackedReader::new(prepared.reader, prepared.start, event_limit);
+        let window = Window::new(
+            prepared.reader,
+            prepared.start,
+            limits.max_value_bytes + TOKEN_SLACK,
+            limits.max_value_bytes as u64,
+        );
         Ok(XmlSource {
             name,
             columns: config.columns().to_vec(),
-            reader: Reader::from_reader(tracked),
-            buf: Vec::with_capacity(4096),
+            lexer: Lexer::new(window),
             document: Document::new(limits.max_depth),
             record: RecordReader::new(&config),
             charset: prepared.charset,
@@ -144,7 +138,6 @@ impl XmlSource {
             finished: false,
             raw_bytes,
             total_bytes,
-            value_limit: limits.max_value_bytes as u64,
         })
     }
 
@@ -159,23 +152,12 @@ impl XmlSource {
         self.charset.name()
     }
 
-    /// Reads events until a record is complete (`Ok(true)`) or the input ends.
+    /// Reads tokens until a record is complete (`Ok(true)`) or the input ends.
     fn fill(&mut self, row: &mut Row) -> Result<bool, XmlError> {
         loop {
-            if self.buf.capacity() > EVENT_BUFFER_KEEP {
-                self.buf = Vec::with_capacity(4096);
-            }
-            self.buf.clear();
-            self.reader.get_mut().mark();
-            let step = match self.reader.read_event_into(&mut self.buf) {
-                Ok(event) => step(event, &mut self.document, &mut self.record, row),
-                Err(error) => {
-                    let limit = self.reader.get_ref().hit_event_limit();
-                    Err(diagnose::from_parser(
-                        error,
-                        limit.then_some(self.value_limit),
-                    ))
-                }
+            let step = match self.lexer.next_token() {
+                Ok(token) => step(token, &mut self.document, &mut self.record, row),
+                Err(located) => Err(located),
             };
             match step {
                 Ok(Step::Continue) => {}
@@ -197,7 +179,7 @@ impl XmlSource {
 
     /// Records where the record that just started begins.
     fn set_position(&mut self, row: &mut Row) {
-        let at = self.reader.get_mut().mark_position();
+        let at = self.lexer.window().position();
         row.set_position(RecordPosition {
             record: self.records + 1,
             line: at.line(),
@@ -206,11 +188,12 @@ impl XmlSource {
         });
     }
 
-    /// Attaches the position to a fault found in the current event.
+    /// Attaches the position to a fault found in the current token.
     fn fail(&mut self, located: Located) -> XmlError {
-        let mark = self.reader.get_mut().mark_position();
-        let within = located.offset.min(self.buf.len());
-        let at: LineCounter = mark.advanced(&self.buf[..within]);
+        let window = self.lexer.window();
+        let start = window.position();
+        let token = window.data();
+        let at: LineCounter = start.advanced(&token[..located.offset.min(token.len())]);
         let position = ErrorPosition {
             input: self.name.clone(),
             line: at.line(),
@@ -238,11 +221,11 @@ impl XmlSource {
     }
 }
 
-/// What one event meant for the caller's loop.
+/// What one token meant for the caller's loop.
 enum Step {
     /// Nothing for the caller.
     Continue,
-    /// A record's start tag: its position is the current mark.
+    /// A record's start tag: its position is the current token's.
     RecordStart,
     /// A record's end tag: the row is complete.
     RecordEnd,
@@ -252,67 +235,62 @@ enum Step {
     End,
 }
 
-/// Applies one parser event to the document and record state.
+/// Applies one token to the document and record state.
 #[inline]
 fn step(
-    event: Event<'_>,
+    token: Token<'_>,
     document: &mut Document,
     record: &mut RecordReader,
     row: &mut Row,
 ) -> Result<Step, Located> {
-    let result = match event {
-        Event::Start(element) => {
-            document.open(element.name().into_inner())?;
-            match record.open(&element, document.depth(), row, &document.declared)? {
+    let result = match token {
+        Token::Start(tag) => {
+            document.open(tag.name())?;
+            match record.open(&tag, document.depth(), row, &document.declared)? {
                 Opened::Record => Step::RecordStart,
                 Opened::Other => Step::Continue,
             }
         }
-        Event::Empty(element) => {
-            document.open(element.name().into_inner())?;
-            let opened = record.open(&element, document.depth(), row, &document.declared)?;
+        Token::Empty(tag) => {
+            document.open(tag.name())?;
+            let opened = record.open(&tag, document.depth(), row, &document.declared)?;
             let ended = record.close(document.depth());
-            document.close();
+            document.close(tag.name())?;
             debug_assert_eq!(ended, opened == Opened::Record);
             match opened {
                 Opened::Record => Step::WholeRecord,
                 Opened::Other => Step::Continue,
             }
         }
-        Event::End(_) => {
-            let ended = record.close(document.depth());
-            document.close();
-            if ended {
+        Token::End(name) => {
+            let depth = document.depth();
+            document.close(name)?;
+            if record.close(depth) {
                 Step::RecordEnd
             } else {
                 Step::Continue
             }
         }
-        Event::Text(text) => {
-            document.text(&text, "text")?;
-            record.text(&text, document.depth(), row)?;
+        Token::Text(raw) => {
+            document.text(raw, "text")?;
+            record.content(raw, document.depth(), row, &document.declared)?;
             Step::Continue
         }
-        Event::CData(cdata) => {
-            document.text(&cdata, "CDATA")?;
-            record.text(&cdata, document.depth(), row)?;
+        Token::CData(cdata) => {
+            document.text(cdata, "CDATA")?;
+            record.text(cdata, document.depth(), row)?;
             Step::Continue
         }
-        Event::GeneralRef(reference) => {
-            document.text(&reference, "a reference")?;
-            record.reference(&reference, document.depth(), row, &document.declared)?;
-            Step::Continue
-        }
-        Event::Decl(_) => {
+        Token::Decl => {
             document.declaration()?;
             Step::Continue
         }
-        Event::DocType(doctype) => {
-            document.doctype(&doctype)?;
+        Token::DocType(doctype) => {
+            document.doctype(doctype)?;
             Step::Continue
         }
-        Event::PI(_) | Event::Comment(_) => Step::Continue,
-        Event::Eof => {
+        Token::Ignored => Step::Continue,
+        Token::Eof => {
             document.end()?;
             Step::End
         }

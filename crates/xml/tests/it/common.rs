@@ -59,6 +59,49 @@ pub fn parse(xml: impl AsRef<[u8]>, config: XmlConfig) -> Drained {
     }
 }
 
+/// Hands out its bytes `step` at a time, so that every token boundary
+/// falls somewhere across reads.
+struct Pieces {
+    bytes: Vec<u8>,
+    at: usize,
+    step: usize,
+}
+
+impl std::io::Read for Pieces {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = out.len().min(self.step).min(self.bytes.len() - self.at);
+        out[..n].copy_from_slice(&self.bytes[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// Parses `xml` as [`parse`] does, the input read `step` bytes at a time.
+pub fn parse_in_pieces(xml: impl AsRef<[u8]>, config: XmlConfig, step: usize) -> Drained {
+    let input = Pieces {
+        bytes: xml.as_ref().to_vec(),
+        at: 0,
+        step,
+    };
+    match XmlSource::from_reader("t.xml", input, config) {
+        Ok(source) => drain(source),
+        Err(error) => Drained {
+            rows: Vec::new(),
+            positions: Vec::new(),
+            error: Some(error),
+        },
+    }
+}
+
+/// Asserts that two drains emitted the same rows at the same positions and
+/// ended the same way.
+pub fn assert_same(a: &Drained, b: &Drained, what: &str) {
+    assert_eq!(a.rows, b.rows, "{what}: rows differ");
+    assert_eq!(a.positions, b.positions, "{what}: positions differ");
+    let message = |d: &Drained| d.error.as_ref().map(ToString::to_string);
+    assert_eq!(message(a), message(b), "{what}: endings differ");
+}
+
 /// Parses `xml` and expects success.
 pub fn rows(xml: impl AsRef<[u8]>, config: XmlConfig) -> Vec<Values> {
     let drained = parse(xml, config);

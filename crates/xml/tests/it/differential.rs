@@ -4,7 +4,7 @@
 use ringpipe_xml::gen::{write_catalogue, Catalogue, Layout, PRODUCT_COLUMNS};
 use ringpipe_xml::XmlConfig;
 
-use crate::common::{dom_rows, rows, values};
+use crate::common::{assert_same, dom_rows, parse, parse_in_pieces, rows, values};
 
 fn generated(catalogue: &Catalogue) -> String {
     let mut xml = Vec::new();
@@ -158,4 +158,35 @@ fn deep_nesting_below_the_limit_matches_the_dom() {
     let got = rows(&xml, XmlConfig::new("product", ["name"]));
     assert_eq!(Some(got.clone()), dom_rows(&xml, "product", &["name"]));
     assert_eq!(got, vec![values(&[Some("deep")])]);
+}
+
+/// Documents several times the parser's read chunk (64 KiB), read whole and
+/// in odd-sized pieces: the window drops, moves and refills its bytes many
+/// times, and rows, positions and errors must not notice.
+#[test]
+fn reading_in_pieces_changes_nothing() {
+    for layout in [Layout::Elements, Layout::Attributes, Layout::Fields] {
+        let catalogue = Catalogue::new(2_000).seed(9).layout(layout).extras(true);
+        let xml = generated(&catalogue).into_bytes();
+        assert!(xml.len() > 4 * 65_536, "only {} bytes", xml.len());
+        let whole = parse(&xml, catalogue.config());
+        assert!(whole.error.is_none(), "{:?}", whole.error);
+        assert_eq!(whole.rows.len(), 2_000);
+        // A bad byte near the end: everything before it is still emitted.
+        let mut bad = xml.clone();
+        let at = bad.len() - 300;
+        bad[at] = 0xFF;
+        let bad_whole = parse(&bad, catalogue.config());
+        assert!(bad_whole.error.is_some());
+        for step in [7, 4_099, 65_537] {
+            let what = format!("{layout:?} read {step} at a time");
+            assert_same(
+                &whole,
+                &parse_in_pieces(&xml, catalogue.config(), step),
+                &what,
+            );
+            let pieces = parse_in_pieces(&bad, catalogue.config(), step);
+            assert_same(&bad_whole, &pieces, &format!("{what}, bad byte"));
+        }
+    }
 }

@@ -1,0 +1,200 @@
+//! A start tag's name and attributes, read in place from the tag's text.
+
+use crate::diagnose::{Fault, Located};
+use crate::error::LimitKind;
+use crate::find::find_byte;
+
+/// Attribute names remembered without allocating, for the duplicate check.
+const INLINE_NAMES: usize = 16;
+
+/// The text of a start tag between `<` and `>` (or `/>`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Tag<'a> {
+    text: &'a str,
+    name_len: usize,
+}
+
+/// One attribute, its value raw (references unexpanded).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Attribute<'a> {
+    /// The name as written, prefix included (`xsi:nil`).
+    pub(crate) key: &'a str,
+    /// The value between the quotes.
+    pub(crate) value: &'a str,
+}
+
+impl<'a> Tag<'a> {
+    /// The tag whose text (after `<`) is `text`.
+    ///
+    /// # Errors
+    ///
+    /// A syntax fault when no name follows `<`.
+    pub(crate) fn parse(text: &'a str) -> Result<Self, Located> {
+        let name_len = text
+            .bytes()
+            .position(|b| is_space(&b))
+            .unwrap_or(text.len());
+        if name_len == 0 {
+            return Err(Located {
+                fault: Fault::syntax("expected an element name after `<`"),
+                offset: 1,
+            });
+        }
+        Ok(Tag { text, name_len })
+    }
+
+    /// The element's name, prefix included.
+    #[inline]
+    pub(crate) fn name(&self) -> &'a str {
+        &self.text[..self.name_len]
+    }
+
+    /// Everything after the name, unparsed.
+    #[inline]
+    pub(crate) fn attributes_raw(&self) -> &'a str {
+        &self.text[self.name_len..]
+    }
+
+    /// Whether anything but whitespace follows the name.
+    #[inline]
+    pub(crate) fn has_attributes(&self) -> bool {
+        !self.attributes_raw().trim_ascii().is_empty()
+    }
+
+    /// Calls `f` with each attribute and the byte offset of its value from
+    /// the tag's `<`, checking syntax, duplicates and that there are at
+    /// most `max`.
+    ///
+    /// # Errors
+    ///
+    /// The first fault found, or the first error `f` returns; faults are
+    /// located from the tag's `<`.
+    pub(crate) fn for_each_attribute(
+        &self,
+        max: usize,
+        mut f: impl FnMut(Attribute<'a>, usize) -> Result<(), Located>,
+    ) -> Result<(), Located> {
+        let bytes = self.text.as_bytes();
+        let fault = |message: &str, at: usize| Located {
+            fault: Fault::syntax(message),
+            offset: 1 + at,
+        };
+        let mut names = [""; INLINE_NAMES];
+        let mut more_names = Vec::new();
+        let mut count = 0;
+        let mut at = self.name_len;
+        loop {
+            at = skip_spaces(bytes, at);
+            if at == bytes.len() {
+                return Ok(());
+            }
+            if count == max {
+                return Err(Fault::Limit(LimitKind::Attributes, max as u64).into());
+            }
+            let key_start = at;
+            while at < bytes.len() && !is_space(&bytes[at]) && bytes[at] != b'=' {
+                at += 1;
+            }
+            let key = &self.text[key_start..at];
+            at = skip_spaces(bytes, at);
+            if key.is_empty() || bytes.get(at) != Some(&b'=') {
+                return Err(fault("expected `=` after the attribute name", at));
+            }
+            at = skip_spaces(bytes, at + 1);
+            let quote = match bytes.get(at) {
+                None => return Err(fault("expected a quoted attribute value after `=`", at)),
+                Some(&quote @ (b'"' | b'\'')) => quote,
+                Some(_) => return Err(fault("attribute values must be quoted", at)),
+            };
+            let value_start = at + 1;
+            let Some(len) = find_byte(quote, &bytes[value_start..]) else {
+                let message = format!(
+                    "expected the closing `{}` of the attribute value",
+                    quote as char
+                );
+                return Err(fault(&message, bytes.len()));
+            };
+            let seen = &names[..count.min(INLINE_NAMES)];
+            if seen.contains(&key) || more_names.contains(&key) {
+                return Err(fault("duplicate attribute", key_start));
+            }
+            match names.get_mut(count) {
+                Some(slot) => *slot = key,
+                None => more_names.push(key),
+            }
+            count += 1;
+            at = value_start + len;
+            let value = &self.text[value_start..at];
+            f(Attribute { key, value }, 1 + value_start)?;
+            at += 1;
+        }
+    }
+}
+
+#[inline]
+fn is_space(b: &u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+fn skip_spaces(bytes: &[u8], mut at: usize) -> usize {
+    while bytes.get(at).is_some_and(is_space) {
+        at += 1;
+    }
+    at
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The attributes as `key=value@offset`, or the fault and its offset.
+    fn attributes(text: &str, max: usize) -> Result<Vec<String>, String> {
+        let tag = Tag::parse(text).map_err(|e| format!("{:?}", e.fault))?;
+        let mut out = Vec::new();
+        tag.for_each_attribute(max, |a, at| {
+            out.push(format!("{}={}@{at}", a.key, a.value));
+            Ok(())
+        })
+        .map_err(|e| format!("{:?} at {}", e.fault, e.offset))?;
+        Ok(out)
+    }
+
+    #[test]
+    fn names_values_and_where_values_start() {
+        let tag = Tag::parse("p\n a='1' b = \"x'y\"\t").unwrap();
+        assert_eq!(tag.name(), "p");
+        assert!(tag.has_attributes());
+        assert_eq!(
+            attributes("p\n a='1' b = \"x'y\"\t", 9).unwrap(),
+            ["a=1@7", "b=x'y@15"]
+        );
+        assert!(!Tag::parse("p  ").unwrap().has_attributes());
+    }
+
+    #[test]
+    fn malformed_attributes_point_at_the_fault() {
+        let fault = |text| attributes(text, 99).unwrap_err();
+        assert!(
+            fault("p a='1' a='2'").contains("duplicate attribute")
+                && fault("p a='1' a='2'").ends_with("at 9")
+        );
+        assert!(fault("p a=1").contains("must be quoted") && fault("p a=1").ends_with("at 5"));
+        assert!(fault("p a").contains("expected `=`"));
+        assert!(fault("p =''").contains("expected `=`"));
+        assert!(fault("p a=").contains("expected a quoted attribute value"));
+        assert!(fault("p a='1").contains("closing `'`"));
+        assert!(Tag::parse(" p").is_err());
+    }
+
+    #[test]
+    fn duplicates_are_found_beyond_the_inline_names() {
+        let many: String = (0..20).map(|i| format!(" a{i}=''")).collect();
+        assert_eq!(attributes(&format!("p{many}"), 99).unwrap().len(), 20);
+        assert!(attributes(&format!("p{many} a18=''"), 99)
+            .unwrap_err()
+            .contains("duplicate"));
+        assert!(attributes(&format!("p{many}"), 19)
+            .unwrap_err()
+            .contains("Attributes"));
+    }
+}

@@ -1,0 +1,316 @@
+//! The input as a sliding window: the bytes of the token being read, and
+//! whatever was read after them.
+//!
+//! The lexer asks for more bytes only while the token it is reading is
+//! incomplete, so the window holds at most one token plus one read chunk.
+//! A token longer than the event limit fails instead of growing the
+//! window, which is what bounds memory on a 1 GB text node. Bytes are
+//! checked as UTF-8 once, in whole chunks as they arrive, and line numbers
+//! are counted once, as bytes leave the window.
+
+use std::io::{self, Read};
+use std::ops::Range;
+
+use crate::diagnose::{Fault, Located};
+use crate::encoding::DecodeError;
+use crate::error::LimitKind;
+use crate::position::LineCounter;
+
+/// Bytes requested from the input per read.
+const CHUNK: usize = 64 * 1024;
+
+/// Above this size the buffer shrinks back once its long token is gone, so
+/// that one huge value does not pin its memory for the rest of the run.
+const KEEP: usize = 1 << 20;
+
+/// A window over the input starting at the current token.
+pub(crate) struct Window {
+    inner: Box<dyn Read + Send>,
+    buf: Vec<u8>,
+    /// First byte of the current token.
+    start: usize,
+    /// End of the bytes read.
+    end: usize,
+    /// `buf[..valid]` is known to be UTF-8 (from `start` on; earlier bytes
+    /// may have been dropped).
+    valid: usize,
+    /// Whether `buf[valid..]` starts with bytes that are not UTF-8 (or the
+    /// input ended inside a character).
+    invalid: bool,
+    /// The input has ended.
+    eof: bool,
+    /// Input offset of `buf[0]`.
+    base: u64,
+    /// Line/column counted up to some offset at or before `start`.
+    counter: LineCounter,
+    /// Longest token, in bytes, before reading more fails.
+    max_token: usize,
+    /// `max_value_bytes`, reported when a token grows past `max_token`.
+    value_limit: u64,
+}
+
+impl Window {
+    /// A window over `inner`, whose first byte is at input offset `start`
+    /// (non-zero when a byte-order mark was stripped before it).
+    pub(crate) fn new(
+        inner: Box<dyn Read + Send>,
+        start: u64,
+        max_token: usize,
+        value_limit: u64,
+    ) -> Self {
+        Window {
+            inner,
+            buf: vec![0; 2 * CHUNK],
+            start: 0,
+            end: 0,
+            valid: 0,
+            invalid: false,
+            eof: false,
+            base: start,
+            counter: LineCounter::at_start(start),
+            max_token,
+            value_limit,
+        }
+    }
+
+    /// The current token's bytes and what was read after them.
+    #[inline]
+    pub(crate) fn data(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
+    /// Whether the input has ended (no [`fill`](Self::fill) will add bytes).
+    #[inline]
+    pub(crate) fn at_eof(&self) -> bool {
+        self.eof
+    }
+
+    /// Ends the current token after its first `len` bytes; the next token
+    /// starts there.
+    #[inline]
+    pub(crate) fn consume(&mut self, len: usize) {
+        debug_assert!(self.start + len <= self.end);
+        self.start += len;
+    }
+
+    /// The current token's bytes `range` as text.
+    ///
+    /// # Errors
+    ///
+    /// An encoding fault at the first byte that is not UTF-8 when `range`
+    /// reaches it. `range` must start and end on ASCII bytes or at the
+    /// end of the token (never inside a character).
+    #[inline]
+    pub(crate) fn text(&self, range: Range<usize>) -> Result<&str, Located> {
+        // Every token's bytes pass through here before the next token
+        // starts, so `valid` never falls behind `start`.
+        let valid = self.valid - self.start;
+        if range.end > valid {
+            return Err(Located {
+                fault: Fault::Encoding(
+                    "invalid UTF-8 (declare the encoding in `<?xml … encoding=\"…\"?>` \
+                     if the input is not UTF-8)"
+                        .into(),
+                ),
+                offset: valid,
+            });
+        }
+        let bytes = &self.data()[range];
+        debug_assert!(std::str::from_utf8(bytes).is_ok());
+        // SAFETY: `buf[..self.valid]` passed `str::from_utf8` (see
+        // `check_utf8`) and `bytes` lies inside it. Its ends are on ASCII
+        // bytes or at the token's end, which the lexer only places before
+        // an ASCII byte or at the end of valid data, so they are character
+        // boundaries and the slice is UTF-8 on its own.
+        Ok(unsafe { std::str::from_utf8_unchecked(bytes) })
+    }
+
+    /// Line/column/offset of the current token's first byte.
+    pub(crate) fn position(&mut self) -> LineCounter {
+        let from = (self.counter.offset() - self.base) as usize;
+        self.counter.advance(&self.buf[from..self.start]);
+        self.counter
+    }
+
+    /// Reads more input after the current data. Returns `false` at the end
+    /// of input.
+    ///
+    /// # Errors
+    ///
+    /// A limit fault when the current token is already longer than the
+    /// token limit, an I/O or encoding fault when reading fails (positioned
+    /// at the token's start).
+    #[cold]
+    pub(crate) fn fill(&mut self) -> Result<bool, Located> {
+        if self.eof {
+            return Ok(false);
+        }
+        if self.end - self.start > self.max_token {
+            return Err(Fault::Limit(LimitKind::ValueBytes, self.value_limit).into());
+        }
+        self.make_room();
+        let read = loop {
+            match self.inner.read(&mut self.buf[self.end..self.end + CHUNK]) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                other => break other,
+            }
+        };
+        let n = read.map_err(|e| Located::from(read_fault(e)))?;
+        self.end += n;
+        self.eof = n == 0;
+        self.check_utf8();
+        Ok(n != 0)
+    }
+
+    /// Makes at least [`CHUNK`] bytes free after `end`: drops the bytes
+    /// before the current token (counting their lines first), and grows
+    /// the buffer if the token alone needs it.
+    fn make_room(&mut self) {
+        if self.buf.len() - self.end >= CHUNK {
+            return;
+        }
+        let from = (self.counter.offset() - self.base) as usize;
+        self.counter.advance(&self.buf[from..self.start]);
+        self.buf.copy_within(self.start..self.end, 0);
+        self.base += self.start as u64;
+        self.end -= self.start;
+        self.valid -= self.start;
+        self.start = 0;
+        if self.buf.len() > KEEP && self.end <= CHUNK {
+            self.buf.truncate(2 * CHUNK);
+            self.buf.shrink_to_fit();
+        }
+        if self.buf.len() - self.end < CHUNK {
+            self.buf.resize(self.end + CHUNK, 0);
+        }
+    }
+
+    /// Extends `valid` over the bytes just read.
+    fn check_utf8(&mut self) {
+        if self.invalid {
+            return;
+        }
+        match std::str::from_utf8(&self.buf[self.valid..self.end]) {
+            Ok(_) => self.valid = self.end,
+            Err(e) => {
+                self.valid += e.valid_up_to();
+                // `error_len() == None`: the bytes end inside a character,
+                // which the next read may complete; at the end of input it
+                // is an error.
+                self.invalid = e.error_len().is_some() || self.eof;
+            }
+        }
+    }
+}
+
+/// Classifies a failed read: the transcoder's bad bytes, or I/O.
+fn read_fault(error: io::Error) -> Fault {
+    match error
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<DecodeError>())
+    {
+        Some(decode) => Fault::Encoding(decode.message.clone()),
+        None => Fault::Io(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hands out its data a few bytes at a time, to force many reads.
+    struct Trickle(Vec<u8>, usize);
+
+    impl Read for Trickle {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = out.len().min(3).min(self.0.len() - self.1);
+            out[..n].copy_from_slice(&self.0[self.1..self.1 + n]);
+            self.1 += n;
+            Ok(n)
+        }
+    }
+
+    fn window(data: &[u8], max_token: usize) -> Window {
+        Window::new(Box::new(Trickle(data.to_vec(), 0)), 0, max_token, 7)
+    }
+
+    fn fill_all(w: &mut Window) {
+        while w.fill().unwrap() {}
+    }
+
+    #[test]
+    fn positions_survive_dropping_bytes() {
+        let mut w = window("ab\ncdé\nfg".as_bytes(), 100);
+        fill_all(&mut w);
+        w.consume(4);
+        let at = w.position();
+        assert_eq!((at.offset(), at.line(), at.column()), (4, 2, 2));
+        w.consume(5);
+        let at = w.position();
+        assert_eq!((at.offset(), at.line(), at.column()), (9, 3, 2));
+    }
+
+    #[test]
+    fn a_character_split_across_reads_is_valid() {
+        let mut w = window("aé€😀".as_bytes(), 100);
+        fill_all(&mut w);
+        let len = w.data().len();
+        assert_eq!(w.text(0..len).unwrap(), "aé€😀");
+    }
+
+    #[test]
+    fn text_up_to_a_bad_byte_is_fine_and_past_it_fails_there() {
+        let mut w = window(b"ab\xFFcd", 100);
+        fill_all(&mut w);
+        assert_eq!(w.text(0..2).unwrap(), "ab");
+        let error = w.text(0..5).unwrap_err();
+        assert!(matches!(error.fault, Fault::Encoding(_)));
+        assert_eq!(error.offset, 2);
+    }
+
+    #[test]
+    fn input_ending_inside_a_character_is_invalid() {
+        let mut w = window(b"ab\xC3", 100);
+        fill_all(&mut w);
+        assert_eq!(w.text(0..3).unwrap_err().offset, 2);
+    }
+
+    #[test]
+    fn the_buffer_shrinks_back_after_a_huge_token() {
+        let mut data = vec![b'x'; 4 * KEEP];
+        data.extend_from_slice(&[b'y'; 4 * CHUNK]);
+        let mut w = Window::new(Box::new(io::Cursor::new(data)), 0, 8 * KEEP, 7);
+        while w.data().len() < 4 * KEEP {
+            assert!(w.fill().unwrap());
+        }
+        assert!(w.buf.len() >= 4 * KEEP);
+        w.consume(4 * KEEP);
+        while w.fill().unwrap() {
+            let len = w.data().len();
+            w.consume(len);
+        }
+        assert!(w.buf.len() <= 2 * CHUNK, "{} bytes kept", w.buf.len());
+    }
+
+    #[test]
+    fn a_token_longer_than_the_limit_fails_without_reading_on() {
+        let data = vec![b'x'; 1 << 20];
+        let mut w = Window::new(Box::new(io::Cursor::new(data)), 0, 100, 7);
+        let error = loop {
+            match w.fill() {
+                Ok(true) => {}
+                Ok(false) => panic!("read everything"),
+                Err(error) => break error,
+            }
+        };
+        assert!(matches!(
+            error.fault,
+            Fault::Limit(LimitKind::ValueBytes, 7)
+        ));
+        assert!(
+            w.data().len() <= 100 + CHUNK,
+            "{} bytes held",
+            w.data().len()
+        );
+    }
+}
