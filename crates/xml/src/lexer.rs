@@ -376,5 +376,13 @@ mod tests {
         fails("<?pi ?", "inside a processing instruction: expected `?>`");
         fails("<!DOCTYPE r [ > ", "inside the DOCTYPE: expected `>`");
         fails("<!x>", "`<!` must start a comment");
+        fails("<r><", "inside a tag: expected `>`");
+    }
+
+    #[test]
+    fn a_start_tag_needs_a_name() {
+        fails("<>", "expected an element name");
+        fails("< r>", "expected an element name");
+        check("</>", &["</>"]);
     }
 }
