@@ -35,7 +35,6 @@ log "long part: private MariaDB"
 url="$(scripts/dev-db.sh --force-private | tail -n 1)"
 parse_mysql_url "$url"
 port="$DB_PORT"
-sql() { mariadb --no-defaults --protocol=TCP -h "$DB_HOST" -P "$DB_PORT" -u "$DB_USER" -N -B "$DB_NAME" "$@"; }
 restart_db() { scripts/dev-db.sh stop >/dev/null; sleep "$1"; RINGPIPE_DEV_DB_PORT="$port" scripts/dev-db.sh --force-private >/dev/null; }
 
 cargo build --release --locked --quiet --bin ringpipe
@@ -43,20 +42,20 @@ bin=target/release/ringpipe
 xml="$work/products-$rows.xml"
 [[ -s "$xml" ]] || "$bin" gen --rows "$rows" --out "$xml"
 
-fresh() { { echo "DROP TABLE IF EXISTS \`$1\`;"; "$bin" gen --ddl "$1"; } | sql; }
+fresh() { { echo "DROP TABLE IF EXISTS \`$1\`;"; "$bin" gen --ddl "$1"; } | db_sql; }
 import() { "$bin" import "$xml" --url "$url" --row product --shards 2 "$@"; }
-checksum() { sql -e "CHECKSUM TABLE \`$1\`" | cut -f2; }
+checksum() { db_sql -e "CHECKSUM TABLE \`$1\`" | cut -f2; }
 results=()
 # wait_rows PID TABLE N: until TABLE holds N rows (or PID ended), so that faults
 # land mid-import whatever the machine's speed.
 wait_rows() {
-    while kill -0 "$1" 2>/dev/null && (( $(sql -e "SELECT COUNT(*) FROM \`$2\`") < $3 )); do
+    while kill -0 "$1" 2>/dev/null && (( $(db_sql -e "SELECT COUNT(*) FROM \`$2\`") < $3 )); do
         sleep 0.1
     done
 }
 verdict() { # NAME TABLE SECONDS
     local found sum
-    found="$(sql -e "SELECT COUNT(*) FROM \`$2\`")"
+    found="$(db_sql -e "SELECT COUNT(*) FROM \`$2\`")"
     sum="$(checksum "$2")"
     local ok=FAIL
     [[ "$found" == "$rows" && "$sum" == "$reference" ]] && ok=ok
@@ -78,13 +77,13 @@ for i in 1 2 3 4 5; do
     pid=$!
     target=$(( rows * i / 6 - RANDOM % (rows / 12) ))
     wait_rows "$pid" fault_kill "$target"
-    kill -9 "$pid" 2>/dev/null && log "kill -9 #$i at $(sql -e 'SELECT COUNT(*) FROM fault_kill') rows"
+    kill -9 "$pid" 2>/dev/null && log "kill -9 #$i at $(db_sql -e 'SELECT COUNT(*) FROM fault_kill') rows"
     wait "$pid" 2>/dev/null || true
     flag=(--resume)
 done
 # A run that finished just before its kill cleared the checkpoint: then there
 # is nothing left to resume, and the verdict below still checks every row.
-if (( $(sql -e "SELECT COUNT(*) FROM ringpipe_checkpoint WHERE target_table = 'fault_kill'") > 0 )); then
+if (( $(db_sql -e "SELECT COUNT(*) FROM ringpipe_checkpoint WHERE target_table = 'fault_kill'") > 0 )); then
     import --table fault_kill --resume > /dev/null
 fi
 verdict "kill -9 ×5, then --resume" fault_kill "$(($(now_s) - start))"
