@@ -155,10 +155,10 @@ impl XmlSource {
     /// Reads tokens until a record is complete (`Ok(true)`) or the input ends.
     fn fill(&mut self, row: &mut Row) -> Result<bool, XmlError> {
         loop {
-            let step = match self.lexer.next_token() {
-                Ok(token) => step(token, &mut self.document, &mut self.record, row),
-                Err(located) => Err(located),
-            };
+            let step = self
+                .lexer
+                .next_token()
+                .and_then(|token| step(token, &mut self.document, &mut self.record, row));
             match step {
                 Ok(Step::Continue) => {}
                 Ok(Step::RecordStart) => self.set_position(row),
