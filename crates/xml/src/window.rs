@@ -117,7 +117,7 @@ impl Window {
         }
         let bytes = &self.data()[range];
         debug_assert!(std::str::from_utf8(bytes).is_ok());
-        // SAFETY: `buf[..self.valid]` passed `str::from_utf8` (see
+        // SAFETY: `buf[..self.valid]` passed a UTF-8 check (see
         // `check_utf8`) and `bytes` lies inside it. Its ends are on ASCII
         // bytes or at the token's end, which the lexer only places before
         // an ASCII byte or at the end of valid data, so they are character
@@ -190,7 +190,7 @@ impl Window {
         if self.invalid {
             return;
         }
-        match std::str::from_utf8(&self.buf[self.valid..self.end]) {
+        match simdutf8::compat::from_utf8(&self.buf[self.valid..self.end]) {
             Ok(_) => self.valid = self.end,
             Err(e) => {
                 self.valid += e.valid_up_to();
