@@ -3,7 +3,7 @@
 //!
 //! The lexer asks for more bytes only while the token it is reading is
 //! incomplete, so the window holds at most one token plus one read chunk.
-//! A token longer than the event limit fails instead of growing the
+//! A token longer than the token limit fails instead of growing the
 //! window, which is what bounds memory on a 1 GB text node. Bytes are
 //! checked as UTF-8 once, in whole chunks as they arrive, and line numbers
 //! are counted once, as bytes leave the window.
@@ -103,8 +103,9 @@ impl Window {
     #[inline]
     pub(crate) fn text(&self, range: Range<usize>) -> Result<&str, Located> {
         // Every token's bytes pass through here before the next token
-        // starts, so `valid` never falls behind `start`.
-        let valid = self.valid - self.start;
+        // starts, so `valid` does not fall behind `start`; saturating keeps
+        // the check sound even if it did.
+        let valid = self.valid.saturating_sub(self.start);
         if range.end > valid {
             return Err(Located {
                 fault: Fault::Encoding(
@@ -174,7 +175,7 @@ impl Window {
         self.buf.copy_within(self.start..self.end, 0);
         self.base += self.start as u64;
         self.end -= self.start;
-        self.valid -= self.start;
+        self.valid = self.valid.saturating_sub(self.start);
         self.start = 0;
         if self.buf.len() > KEEP && self.end <= CHUNK {
             self.buf.truncate(2 * CHUNK);
