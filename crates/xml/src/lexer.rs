@@ -174,7 +174,7 @@ impl Lexer {
             return Err(unclosed("a tag", ">"));
         };
         self.finish(end + 1, |w| {
-            Ok(Token::End(w.text(2..end)?.trim_end_matches(is_space)))
+            Ok(Token::End(w.text(2..end)?.trim_ascii_end()))
         })
     }
 
@@ -185,7 +185,7 @@ impl Lexer {
         };
         self.finish(end + 2, |w| {
             let content = w.text(2..end)?;
-            let target = content.split(is_space).next().unwrap_or_default();
+            let target = content.split_ascii_whitespace().next().unwrap_or_default();
             Ok(if target == "xml" {
                 Token::Decl
             } else {
@@ -263,12 +263,6 @@ impl Lexer {
             }
         }
     }
-}
-
-/// XML's whitespace (`S`).
-#[inline]
-pub(crate) fn is_space(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\r' | '\n')
 }
 
 fn unclosed(what: &str, close: &str) -> Located {
