@@ -44,6 +44,18 @@
 //! # Ok::<(), ringpipe_xml::XmlError>(())
 //! ```
 //!
+//! # How it reads
+//!
+//! The input streams through a 64 KiB window; the lexer finds each token
+//! (tag, text run, CDATA, comment) with short byte scans and hands it out as
+//! a `&str` borrowed from the window, so nothing is copied until a value
+//! lands in its row. UTF-8 is checked once per chunk as it arrives, line
+//! numbers are counted once as bytes leave, and a text run keeps its
+//! references (`a &amp; b` is one token), expanded as the value is copied.
+//! On 1M catalogue records this does all the work above at 1.15× the speed
+//! of quick-xml's bare event loop and 2.6× a roxmltree DOM parse, in 2.5
+//! MiB (docs/benchmarks.md, "XML parsing").
+//!
 //! # Inputs
 //!
 //! [`XmlSource::open`] reads a path (`-` is stdin); gzip is unwrapped when
