@@ -166,6 +166,11 @@ fn halt_abandons_what_is_left_in_the_ring() {
         producer.publish(|slot| *slot = i).unwrap();
     }
     probe.arm(&producer);
+    // Halt only once the handler is inside sequence 0: halted before it
+    // starts, the processor would rightly abandon all eight.
+    wait_until("the handler to reach sequence 0", || {
+        !seen.lock().unwrap().is_empty()
+    });
     within("halt", move || ring.halt()).unwrap();
     // The handler was inside sequence 0 when the ring halted; the 7 events
     // behind it are abandoned, not processed.
