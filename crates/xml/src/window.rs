@@ -47,6 +47,9 @@ pub(crate) struct Window {
     max_token: usize,
     /// `max_value_bytes`, reported when a token grows past `max_token`.
     value_limit: u64,
+    /// Bytes moved to the buffer's head so far.
+    #[cfg(test)]
+    moved: usize,
 }
 
 impl Window {
@@ -70,6 +73,8 @@ impl Window {
             counter: LineCounter::at_start(start),
             max_token,
             value_limit,
+            #[cfg(test)]
+            moved: 0,
         }
     }
 
@@ -170,13 +175,22 @@ impl Window {
         if self.buf.len() - self.end >= CHUNK {
             return;
         }
-        let from = (self.counter.offset() - self.base) as usize;
-        self.counter.advance(&self.buf[from..self.start]);
-        self.buf.copy_within(self.start..self.end, 0);
-        self.base += self.start as u64;
-        self.end -= self.start;
-        self.valid = self.valid.saturating_sub(self.start);
-        self.start = 0;
+        // Only a token that starts past the buffer's head moves, and then
+        // once: a long token read chunk after chunk stays where it is (moving
+        // it on every read would copy a 64 MiB value a thousand times).
+        if self.start > 0 {
+            let from = (self.counter.offset() - self.base) as usize;
+            self.counter.advance(&self.buf[from..self.start]);
+            self.buf.copy_within(self.start..self.end, 0);
+            #[cfg(test)]
+            {
+                self.moved += self.end - self.start;
+            }
+            self.base += self.start as u64;
+            self.end -= self.start;
+            self.valid = self.valid.saturating_sub(self.start);
+            self.start = 0;
+        }
         if self.buf.len() > KEEP && self.end <= CHUNK {
             self.buf.truncate(2 * CHUNK);
             self.buf.shrink_to_fit();
@@ -274,6 +288,18 @@ mod tests {
         let mut w = window(b"ab\xC3", 100);
         fill_all(&mut w);
         assert_eq!(w.text(0..3).unwrap_err().offset, 2);
+    }
+
+    #[test]
+    fn a_long_token_is_moved_at_most_once() {
+        let mut data = b"<a>".to_vec();
+        data.extend_from_slice(&[b'x'; 4 * KEEP]);
+        let mut w = Window::new(Box::new(io::Cursor::new(data)), 0, 8 * KEEP, 7);
+        assert!(w.fill().unwrap());
+        w.consume(3);
+        while w.fill().unwrap() {}
+        assert_eq!(w.data().len(), 4 * KEEP);
+        assert!(w.moved < 2 * CHUNK, "moved {} bytes", w.moved);
     }
 
     #[test]
