@@ -2,15 +2,16 @@
 //! comments, processing instructions and the DOCTYPE.
 //!
 //! Written for the importer's hot loop: each token is found with one or
-//! two byte scans and handed out as a borrowed `&str` straight from the
+//! two `memchr` scans and handed out as a borrowed `&str` straight from the
 //! input window, never copied. A text run keeps its references (`&amp;`)
 //! in place, so `a &amp; b` is one token, not three; the record reader
 //! expands them as it copies the value into the row. Nesting (end-tag
 //! names), the document's shape and references are checked by the callers
 //! (`Document`, `RecordReader`), so this file knows only token syntax.
 
+use memchr::{memchr, memchr3};
+
 use crate::diagnose::{Fault, Located};
-use crate::find::{find_any3, find_byte};
 use crate::tag::Tag;
 use crate::window::Window;
 
@@ -65,7 +66,7 @@ impl Lexer {
             return Ok(Token::Eof);
         }
         if self.window.data()[0] != b'<' {
-            let len = self.find(0, |data| find_byte(b'<', data))?;
+            let len = self.find(0, |data| memchr(b'<', data))?;
             let len = len.unwrap_or(self.window.data().len());
             return self.finish(len, |w| Ok(Token::Text(w.text(0..len)?)));
         }
@@ -117,7 +118,7 @@ impl Lexer {
     fn find_close(&mut self, from: usize, tail: &[u8]) -> Result<Option<usize>, Located> {
         let mut at = from + tail.len();
         loop {
-            match self.find(at, |data| find_byte(b'>', data))? {
+            match self.find(at, |data| memchr(b'>', data))? {
                 None => return Ok(None),
                 Some(gt) if self.window.data()[gt - tail.len()..gt] == *tail => {
                     return Ok(Some(gt - tail.len()))
@@ -143,7 +144,7 @@ impl Lexer {
     fn tag(&mut self) -> Result<Token<'_>, Located> {
         let mut from = 1;
         let end = loop {
-            let found = self.find(from, |data| find_any3(b'>', b'"', b'\'', data))?;
+            let found = self.find(from, |data| memchr3(b'>', b'"', b'\'', data))?;
             let Some(at) = found else {
                 return Err(unclosed("a tag", ">"));
             };
@@ -151,7 +152,7 @@ impl Lexer {
             if quote == b'>' {
                 break at;
             }
-            match self.find(at + 1, |data| find_byte(quote, data))? {
+            match self.find(at + 1, |data| memchr(quote, data))? {
                 Some(close) => from = close + 1,
                 None => return Err(unclosed("an attribute value", &(quote as char).to_string())),
             }
@@ -170,7 +171,7 @@ impl Lexer {
 
     /// `</name>`.
     fn end_tag(&mut self) -> Result<Token<'_>, Located> {
-        let Some(end) = self.find(2, |data| find_byte(b'>', data))? else {
+        let Some(end) = self.find(2, |data| memchr(b'>', data))? else {
             return Err(unclosed("a tag", ">"));
         };
         self.finish(end + 1, |w| {

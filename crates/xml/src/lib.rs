@@ -156,7 +156,6 @@ mod document;
 mod encoding;
 mod error;
 mod fields;
-mod find;
 pub mod gen;
 mod input;
 mod lexer;

@@ -11,7 +11,6 @@ use crate::config::{Limits, XmlConfig};
 use crate::diagnose::{Fault, Located};
 use crate::error::LimitKind;
 use crate::fields::FieldMap;
-use crate::find::find_byte;
 use crate::tag::Tag;
 use crate::text::{self, DeclaredEntities, RefError};
 
@@ -148,7 +147,7 @@ impl RecordReader {
     ) -> Result<(), Located> {
         let at = |offset: usize| move |fault| Located { fault, offset };
         let mut done = 0;
-        while let Some(found) = find_byte(b'&', &raw.as_bytes()[done..]) {
+        while let Some(found) = memchr::memchr(b'&', &raw.as_bytes()[done..]) {
             let amp = done + found;
             self.text(&raw[done..amp], depth, row).map_err(at(done))?;
             let Some(len) = raw[amp + 1..].find(';') else {

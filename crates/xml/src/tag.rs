@@ -1,8 +1,9 @@
 //! A start tag's name and attributes, read in place from the tag's text.
 
+use memchr::memchr;
+
 use crate::diagnose::{Fault, Located};
 use crate::error::LimitKind;
-use crate::find::find_byte;
 
 /// Attribute names remembered without allocating, for the duplicate check.
 const INLINE_NAMES: usize = 16;
@@ -107,7 +108,7 @@ impl<'a> Tag<'a> {
                 Some(_) => return Err(fault("attribute values must be quoted", at)),
             };
             let value_start = at + 1;
-            let Some(len) = find_byte(quote, &bytes[value_start..]) else {
+            let Some(len) = memchr(quote, &bytes[value_start..]) else {
                 let message = format!(
                     "expected the closing `{}` of the attribute value",
                     quote as char

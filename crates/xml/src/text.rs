@@ -106,7 +106,7 @@ fn is_xml_char(c: char) -> bool {
 /// A line break is never split between two calls: markup or a reference
 /// always lies between the pieces of text given here.
 pub(crate) fn push_text(text: &str, out: &mut String) {
-    let Some(first_cr) = crate::find::find_byte(b'\r', text.as_bytes()) else {
+    let Some(first_cr) = memchr::memchr(b'\r', text.as_bytes()) else {
         out.push_str(text);
         return;
     };
