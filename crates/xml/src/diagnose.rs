@@ -1,7 +1,7 @@
-//! Turning parser failures into messages that say what was expected and
-//! what was found.
+//! What went wrong, and how far into the current token.
 //!
-//! The parts of the source find a [`Fault`] without knowing where they are;
+//! The parts of the source (lexer, tags, document, record) find a [`Fault`]
+//! and word its message, without knowing where the token lies in the input;
 //! the source adds the position (see `XmlSource::fail`).
 
 use crate::error::LimitKind;

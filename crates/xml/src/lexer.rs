@@ -275,26 +275,13 @@ fn unclosed(what: &str, close: &str) -> Located {
 
 #[cfg(test)]
 mod tests {
-    use std::io::{self, Read};
-
     use super::*;
-
-    /// Hands out its data `step` bytes at a time.
-    struct Trickle(Vec<u8>, usize, usize);
-
-    impl Read for Trickle {
-        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-            let n = out.len().min(self.2).min(self.0.len() - self.1);
-            out[..n].copy_from_slice(&self.0[self.1..self.1 + n]);
-            self.1 += n;
-            Ok(n)
-        }
-    }
+    use crate::window::tests::trickle;
 
     /// Each token as a short string, reading `step` bytes at a time.
     fn tokens(xml: &str, step: usize) -> Result<Vec<String>, String> {
-        let input = Trickle(xml.as_bytes().to_vec(), 0, step);
-        let mut lexer = Lexer::new(Window::new(Box::new(input), 0, 1 << 20, 1 << 20));
+        let input = trickle(xml.as_bytes(), step);
+        let mut lexer = Lexer::new(Window::new(input, 0, 1 << 20, 1 << 20));
         let mut out = Vec::new();
         loop {
             let token = match lexer.next_token() {

@@ -230,23 +230,36 @@ fn read_fault(error: io::Error) -> Fault {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    /// Hands out its data a few bytes at a time, to force many reads.
-    struct Trickle(Vec<u8>, usize);
+    /// Hands out its data `step` bytes at a time, to force many reads.
+    struct Trickle {
+        data: Vec<u8>,
+        at: usize,
+        step: usize,
+    }
 
     impl Read for Trickle {
         fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-            let n = out.len().min(3).min(self.0.len() - self.1);
-            out[..n].copy_from_slice(&self.0[self.1..self.1 + n]);
-            self.1 += n;
+            let n = out.len().min(self.step).min(self.data.len() - self.at);
+            out[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
             Ok(n)
         }
     }
 
+    /// `data` as an input that hands out `step` bytes per read.
+    pub(crate) fn trickle(data: &[u8], step: usize) -> Box<dyn Read + Send> {
+        Box::new(Trickle {
+            data: data.to_vec(),
+            at: 0,
+            step,
+        })
+    }
+
     fn window(data: &[u8], max_token: usize) -> Window {
-        Window::new(Box::new(Trickle(data.to_vec(), 0)), 0, max_token, 7)
+        Window::new(trickle(data, 3), 0, max_token, 7)
     }
 
     fn fill_all(w: &mut Window) {
