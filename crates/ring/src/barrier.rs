@@ -15,6 +15,10 @@ pub(crate) enum WaitError {
     TimedOut,
 }
 
+/// Hot polls between two looks at the halt flag: a halt is noticed within
+/// ~100 ns, and the flag's load stays out of most polls.
+const HALT_CHECK_POLLS: u32 = 64;
+
 /// Tracks what a processor may read: sequences published by the producers
 /// and, for a later stage, already processed by every upstream processor.
 pub(crate) struct SequenceBarrier<E> {
@@ -53,8 +57,20 @@ impl<E> SequenceBarrier<E> {
             }
             return Ok(available);
         }
-        // Nothing yet: whatever arrives is handed over at once.
-        let mut idle = self.ring.waiter.idle();
+        // Nothing yet: whatever arrives is handed over at once. A busy-spin
+        // processor polls in a tight loop first (see `Waiter::hot_polls`);
+        // it runs the same `available` check as the loop below, which the
+        // loom models cover (under loom there are no hot polls).
+        let hot = self.ring.waiter.hot_polls();
+        for poll in 1..=hot {
+            if let Some(available) = self.available(sequence) {
+                return Ok(available);
+            }
+            if poll % HALT_CHECK_POLLS == 0 && self.ring.is_halted() {
+                return Err(WaitError::Halted);
+            }
+        }
+        let mut idle = self.ring.waiter.idle().after_polls(hot);
         loop {
             if self.ring.is_halted() {
                 return Err(WaitError::Halted);
