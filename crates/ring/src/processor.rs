@@ -29,6 +29,7 @@ pub(crate) struct ProcessorStats {
 }
 
 impl ProcessorStats {
+    #[inline(always)]
     fn add(counter: &AtomicU64, n: u64) {
         counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Relaxed);
     }

@@ -31,6 +31,7 @@ pub(crate) struct Owned {
 
 impl<E> Shard<E> {
     /// The owned events of `first..=last`, or `None` when there are none.
+    #[inline]
     pub(crate) fn plan(&self, ring: &RingBuffer<E>, first: i64, last: i64) -> Option<Owned> {
         match self {
             Shard::All => Some(Owned {
