@@ -9,7 +9,7 @@
 //! names), the document's shape and references are checked by the callers
 //! (`Document`, `RecordReader`), so this file knows only token syntax.
 
-use memchr::{memchr, memchr3};
+use memchr::{memchr, memchr3, memmem};
 
 use crate::diagnose::{Fault, Located};
 use crate::tag::Tag;
@@ -240,24 +240,58 @@ impl Lexer {
     }
 
     /// The `>` closing a DOCTYPE: not inside quotes or the `[…]` internal
-    /// subset.
+    /// subset, where comments and processing instructions are skipped
+    /// whole (an apostrophe in `<!-- the catalogue's types -->` opens no
+    /// quote, and a `]` or `>` there closes nothing).
     fn doctype_end(&mut self) -> Result<Option<usize>, Located> {
         let mut at = 9;
-        let mut quote = None;
+        let mut within = Within::Markup;
         let mut subset = false;
         loop {
             let data = self.window.data();
             while at < data.len() {
-                match (data[at], quote) {
-                    (q, Some(open)) if q == open => quote = None,
-                    (_, Some(_)) => {}
-                    (b'"' | b'\'', None) => quote = Some(data[at]),
-                    (b'[', None) => subset = true,
-                    (b']', None) => subset = false,
-                    (b'>', None) if !subset => return Ok(Some(at)),
-                    _ => {}
+                match within {
+                    Within::Quote(quote) => {
+                        if data[at] == quote {
+                            within = Within::Markup;
+                        }
+                        at += 1;
+                    }
+                    Within::Skipped(close) => match memmem::find(&data[at..], close) {
+                        Some(found) => {
+                            at += found + close.len();
+                            within = Within::Markup;
+                        }
+                        // Keep the bytes that may begin `close` for the next look.
+                        None => {
+                            at = at.max(data.len().saturating_sub(close.len() - 1));
+                            break;
+                        }
+                    },
+                    Within::Markup => {
+                        match data[at] {
+                            quote @ (b'"' | b'\'') => within = Within::Quote(quote),
+                            b'[' => subset = true,
+                            b']' => subset = false,
+                            b'>' if !subset => return Ok(Some(at)),
+                            b'<' if subset => {
+                                let rest = &data[at..];
+                                if let Some((open, close)) =
+                                    SKIPPED.into_iter().find(|(open, _)| rest.starts_with(open))
+                                {
+                                    within = Within::Skipped(close);
+                                    at += open.len();
+                                    continue;
+                                }
+                                if SKIPPED.iter().any(|(open, _)| open.starts_with(rest)) {
+                                    break; // too few bytes yet to tell
+                                }
+                            }
+                            _ => {}
+                        }
+                        at += 1;
+                    }
                 }
-                at += 1;
             }
             if !self.window.fill()? {
                 return Ok(None);
@@ -265,6 +299,20 @@ impl Lexer {
         }
     }
 }
+
+/// Where [`Lexer::doctype_end`] is inside the DOCTYPE.
+#[derive(Clone, Copy)]
+enum Within {
+    /// Declarations, names and brackets.
+    Markup,
+    /// A quoted literal, until this quote.
+    Quote(u8),
+    /// A comment or processing instruction in the subset, until this.
+    Skipped(&'static [u8]),
+}
+
+/// What the internal subset skips whole: (opening, closing).
+const SKIPPED: [(&[u8], &[u8]); 2] = [(b"<!--", b"-->"), (b"<?", b"?>")];
 
 fn unclosed(what: &str, close: &str) -> Located {
     Fault::syntax(format!(
@@ -339,6 +387,22 @@ mod tests {
                 "T(\n)",
             ],
         );
+    }
+
+    #[test]
+    fn comments_and_pis_in_the_doctype_subset_hide_quotes_and_brackets() {
+        let doctype = " r [<!-- it's ] > --><?p \" > ?><!ENTITY e '<!--'>]";
+        check(
+            &format!("<!DOCTYPE{doctype}><r/>"),
+            &[&format!("D({doctype})"), "<r|/>"],
+        );
+        // Outside the subset, `<!--` means nothing to the DOCTYPE.
+        check(
+            "<!DOCTYPE r SYSTEM 'x<!--'><r/>",
+            &["D( r SYSTEM 'x<!--')", "<r|/>"],
+        );
+        fails("<!DOCTYPE r [<!-- ]> -", "inside the DOCTYPE: expected `>`");
+        fails("<!DOCTYPE r [<? ]> ?", "inside the DOCTYPE: expected `>`");
     }
 
     #[test]

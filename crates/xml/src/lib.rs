@@ -138,10 +138,8 @@
 //! Element and attribute names are not checked against the XML `Name`
 //! production, control characters other than tab/LF/CR are passed through,
 //! `<` inside an attribute value, `]]>` in text, `--` inside a comment and
-//! attributes not separated by whitespace are accepted, a quote inside a
-//! comment within the DOCTYPE's internal subset confuses the search for its
-//! end, and namespaces are not resolved (names, including `xsi:nil`, match
-//! literally). None of these loses or changes the value of a well-formed
+//! attributes not separated by whitespace are accepted, and namespaces are
+//! not resolved (names, including `xsi:nil`, match literally). None of these loses or changes the value of a well-formed
 //! document's record: the fuzz tests check that every document a
 //! conforming parser (roxmltree) accepts gives the same rows here.
 //!

@@ -116,6 +116,11 @@ const NASTY: &[(&str, &str, Expected)] = &[
         &[&[Some("1"), Some("q\"\""), None]],
     ),
     (
+        "DOCTYPE subset with comments and a PI holding quotes and `>`",
+        "<!DOCTYPE r [\n <!-- the catalogue's types ] > -->\n <?note \" > ?>\n <!ELEMENT r ANY>\n]>\n<r><product id='1'><name>n</name></product></r>",
+        &[&[Some("1"), Some("n"), None]],
+    ),
+    (
         "a later field wins, child over attribute",
         r#"<r><product id="1"><name>a</name><name>b</name><id>2</id></product></r>"#,
         &[&[Some("2"), Some("b"), None]],
