@@ -92,7 +92,7 @@
 //! the `disruptor` crate (both rings run at the rate the slots' cache lines
 //! migrate between the cores), batch publish of 64 is a little behind it
 //! (0.92–0.98 ×) on the AMD machine though not on the Intel one, and the
-//! round-trip p99 is at parity on the AMD machine and 1.04 × the
+//! round-trip p99 is at parity on the AMD machine and 1.02–1.04 × the
 //! `disruptor` crate's on the Intel one.
 #![deny(unsafe_op_in_unsafe_fn)]
 

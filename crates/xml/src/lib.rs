@@ -139,9 +139,10 @@
 //! production, control characters other than tab/LF/CR are passed through,
 //! `<` inside an attribute value, `]]>` in text, `--` inside a comment and
 //! attributes not separated by whitespace are accepted, and namespaces are
-//! not resolved (names, including `xsi:nil`, match literally). None of these loses or changes the value of a well-formed
-//! document's record: the fuzz tests check that every document a
-//! conforming parser (roxmltree) accepts gives the same rows here.
+//! not resolved (names, including `xsi:nil`, match literally). None of
+//! these loses or changes the value of a well-formed document's record: the
+//! fuzz tests check that every document a conforming parser (roxmltree)
+//! accepts gives the same rows here.
 //!
 //! # Generator
 //!
