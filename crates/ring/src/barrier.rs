@@ -58,9 +58,8 @@ impl<E> SequenceBarrier<E> {
             return Ok(available);
         }
         // Nothing yet: whatever arrives is handed over at once. A busy-spin
-        // processor polls in a tight loop first (see `Waiter::hot_polls`);
-        // it runs the same `available` check as the loop below, which the
-        // loom models cover (under loom there are no hot polls).
+        // processor polls in a tight loop first (see `Waiter::hot_polls`;
+        // the loom models run two such polls before the loop below).
         let hot = self.ring.waiter.hot_polls();
         for poll in 1..=hot {
             if let Some(available) = self.available(sequence) {

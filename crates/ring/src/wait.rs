@@ -62,8 +62,10 @@ const SPINS_PER_YIELD: u32 = 4096;
 /// a PAUSE lasts 19–25 ns on the benchmark machines, so a waiter that
 /// pauses notices a hand-off up to that much later (docs/benchmarks.md).
 /// A processor makes these polls in a tight loop (see [`Waiter::hot_polls`]).
-/// Under loom every poll must yield, or the model cannot schedule the peer.
-const HOT_POLLS: u32 = if cfg!(loom) { 0 } else { 4096 };
+/// Under loom, two: enough to put the tight loop in the models (each poll is
+/// an atomic load, where loom may switch threads), few enough to keep them
+/// bounded; every later step yields.
+const HOT_POLLS: u32 = if cfg!(loom) { 2 } else { 4096 };
 /// Gathering (see [`WaitStrategy`]): a batch this long is taken at once...
 const GATHER_ENOUGH: i64 = 256;
 /// ...otherwise the processor pauses this many PAUSEs (~25 ns each here)...
