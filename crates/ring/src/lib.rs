@@ -80,7 +80,7 @@
 //!   the halt flag every 64 polls, instead of taking a step of its wait
 //!   strategy's bookkeeping per poll. On the Intel machine that took the
 //!   ping-pong's median round trip from 1.24 × the `disruptor` crate's to
-//!   1.02–1.09 ×, and its p99 from 1.10 × to 0.99–1.04 ×.
+//!   1.02–1.07 ×, and its p99 from 1.10 × to 0.99–1.04 ×.
 //! * **Spinning that respects the machine.** Busy-spin polls for a few
 //!   microseconds (4,096 polls) before pausing between polls and yields once
 //!   every 4,096 steps, so a ring with more busy threads than cores still

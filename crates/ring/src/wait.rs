@@ -213,10 +213,10 @@ impl Waiter {
     ///
     /// A tight loop (one load and compare per poll, the halt checked now and
     /// then) notices a publication a step sooner than [`Idle::pause`]'s
-    /// bookkeeping does. In the ping-pong benchmark it took ~100 ns off the
-    /// median round trip, where the disruptor crate had been ahead by that
-    /// much (docs/benchmarks.md). A timeout counts from the end of these
-    /// polls, a few microseconds late.
+    /// bookkeeping does. In the ping-pong benchmark the disruptor crate's
+    /// median round trip had been ~100 ns ahead of ours; with the tight loop
+    /// it is 40–50 ns ahead (docs/benchmarks.md). A timeout counts from the
+    /// end of these polls, a few microseconds late.
     #[inline(always)]
     pub(crate) fn hot_polls(&self) -> u32 {
         match self.strategy.kind {
