@@ -215,7 +215,7 @@ impl Waiter {
     /// then) notices a publication a step sooner than [`Idle::pause`]'s
     /// bookkeeping does. In the ping-pong benchmark the disruptor crate's
     /// median round trip had been ~100 ns ahead of ours; with the tight loop
-    /// it is 40–50 ns ahead (docs/benchmarks.md). A timeout counts from the
+    /// it is 40–70 ns ahead (docs/benchmarks.md). A timeout counts from the
     /// end of these polls, a few microseconds late.
     #[inline(always)]
     pub(crate) fn hot_polls(&self) -> u32 {
