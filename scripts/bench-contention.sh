@@ -2,9 +2,14 @@
 # What a second sink connection into the same table costs the server: the
 # same rows loaded by one connection, by two connections into one table (the
 # importer's default), and by two imports at once into two tables, beside
-# one LOAD DATA. Rounds are interleaved, each starting with a different
-# contender; each run records its wall time and the server's CPU time.
-# Results: target/bench-contention/results.md (docs/benchmarks.md, "Second look").
+# one LOAD DATA. Two more contenders split the work between two imports into
+# one table, each with its own parser and ring: one takes the first half of
+# the records and the other the second (their keys 500k apart), or they take
+# alternate runs of 5,000 records (keys as close as the importer's shards).
+# Rounds are interleaved, each starting with a different contender; each run
+# records its wall time and the server's CPU time.
+# Results: target/bench-contention/results.md (docs/benchmarks.md, "Second
+# look" and "Fifth look").
 #
 #   scripts/bench-contention.sh                       # 1,000,000 products, 4 rounds
 #   RINGPIPE_BENCH_ROUNDS=6 scripts/bench-contention.sh
@@ -35,6 +40,38 @@ done
 [[ -s "$work/products-$rows.tsv" ]] ||
     target/release/examples/xml_to_tsv "$work/products-$rows.xml" product "$columns" "$work/products-$rows.tsv"
 
+# The same records cut into two documents, as halves and as alternate runs of
+# 5,000. The generator starts every record on a line of its own.
+split_records() { # FILE OUT_PREFIX
+    python3 - "$1" "$2" <<'PY'
+import sys
+path, out = sys.argv[1:]
+data = open(path, "rb").read()
+mark = b"\n  <product "
+first = data.index(mark) + 1
+tail = data.rindex(b"</catalogue>")
+head, body = data[:first], data[first:tail]
+starts = [0]
+at = body.find(mark)
+while at >= 0:
+    starts.append(at + 1)
+    at = body.find(mark, at + 1)
+starts.append(len(body))
+records = [body[a:b] for a, b in zip(starts, starts[1:])]
+half = len(records) // 2
+parts = {
+    "half1": records[:half],
+    "half2": records[half:],
+    "alt1": [r for i, r in enumerate(records) if (i // 5000) % 2 == 0],
+    "alt2": [r for i, r in enumerate(records) if (i // 5000) % 2 == 1],
+}
+for name, part in parts.items():
+    with open(f"{out}-{name}.xml", "wb") as f:
+        f.write(head + b"".join(part) + b"</catalogue>\n")
+PY
+}
+[[ -s "$work/split-$rows-alt2.xml" ]] || split_records "$work/products-$rows.xml" "$work/split-$rows"
+
 fresh() { # TABLE...: empty catalogue tables, without $drop_index if set
     local table
     for table in "$@"; do
@@ -54,7 +91,8 @@ import() { # FILE TABLE SHARDS
     "$bin" import "$1" --url "$url" --table "$2" --row product --shards "$3" > /dev/null
 }
 
-contenders=("LOAD DATA" "bulk ×1" "bulk ×2 (one table)" "2 tables × bulk ×1")
+contenders=("LOAD DATA" "bulk ×1" "bulk ×2 (one table)" "2 tables × bulk ×1"
+    "2 imports into one table: halves" "2 imports into one table: alternate 5k runs")
 runs="$work/runs.csv"
 echo "round,contender,wall_s,server_cpu_s" > "$runs"
 for round in $(seq 1 "$rounds"); do
@@ -69,10 +107,15 @@ for round in $(seq 1 "$rounds"); do
                 db_sql -e "LOAD DATA LOCAL INFILE '$work/products-$rows.tsv' INTO TABLE bc_one CHARACTER SET utf8mb4 ($columns)" ;;
             "bulk ×1") import "$work/products-$rows.xml" bc_one 1 ;;
             "bulk ×2 (one table)") import "$work/products-$rows.xml" bc_one 2 ;;
-            *)
+            "2 tables × bulk ×1")
                 expect=$((half * 2))
                 import "$work/products-$half.xml" bc_one 1 &
                 import "$work/products-$half.xml" bc_two 1
+                wait $! ;;
+            *)
+                [[ "$contender" == *halves ]] && part=half || part=alt
+                import "$work/split-$rows-${part}1.xml" bc_one 1 &
+                import "$work/split-$rows-${part}2.xml" bc_one 1
                 wait $! ;;
         esac
         t1=$(date +%s%N)
@@ -91,12 +134,17 @@ import csv, statistics, sys
 path, rows, rounds, dropped = sys.argv[1:]
 runs = list(csv.DictReader(open(path)))
 print(f"{int(rows):,} rows, {rounds} interleaved rounds, index dropped: {dropped}\n")
-print("| load | median wall s | min–max | median server CPU-s | min–max |")
-print("|---|---:|---:|---:|---:|")
+print("| load | median wall s | min–max | median server CPU-s | min–max "
+      "| × LOAD DATA per round, median | min–max |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+reference = {r["round"]: float(r["wall_s"]) for r in runs if r["contender"] == "LOAD DATA"}
 for name in dict.fromkeys(r["contender"] for r in runs):
-    wall = [float(r["wall_s"]) for r in runs if r["contender"] == name]
-    cpu = [float(r["server_cpu_s"]) for r in runs if r["contender"] == name]
+    mine = [r for r in runs if r["contender"] == name]
+    wall = [float(r["wall_s"]) for r in mine]
+    cpu = [float(r["server_cpu_s"]) for r in mine]
+    ratios = [reference[r["round"]] / float(r["wall_s"]) for r in mine]
     print(f"| {name} | {statistics.median(wall):.2f} | {min(wall):.2f}–{max(wall):.2f} "
-          f"| {statistics.median(cpu):.2f} | {min(cpu):.2f}–{max(cpu):.2f} |")
+          f"| {statistics.median(cpu):.2f} | {min(cpu):.2f}–{max(cpu):.2f} "
+          f"| {statistics.median(ratios):.2f} | {min(ratios):.2f}–{max(ratios):.2f} |")
 EOF
 cat "$work/results.md"
