@@ -299,6 +299,22 @@ struct LatencyResult {
     percentiles: Vec<[f64; 3]>,
 }
 
+impl LatencyResult {
+    /// Percentile `j` (0: p50, 1: p99, 2: p99.9) of every round.
+    fn column(&self, j: usize) -> Vec<f64> {
+        self.percentiles.iter().map(|p| p[j]).collect()
+    }
+
+    /// This contender's p99 over `peer`'s, round by round.
+    fn p99_ratios(&self, peer: &LatencyResult) -> Vec<f64> {
+        self.column(1)
+            .iter()
+            .zip(peer.column(1))
+            .map(|(o, p)| o / p)
+            .collect()
+    }
+}
+
 fn run_latency(config: &Config) -> Vec<LatencyResult> {
     type PingPong = fn(Trips) -> hdrhistogram::Histogram<u64>;
     let contenders: [(&'static str, PingPong); 4] = [
@@ -361,20 +377,13 @@ fn print_throughput(results: &[CaseResult]) {
 fn print_latency(results: &[LatencyResult]) {
     println!("| contender | median p50 ns | median p99 ns | median p99.9 ns | median ratio p99 ours/peer (per round) | min–max ratio |");
     println!("|---|---:|---:|---:|---:|---:|");
-    let column =
-        |r: &LatencyResult, j: usize| r.percentiles.iter().map(|p| p[j]).collect::<Vec<_>>();
-    let ours_p99 = column(&results[0], 1);
     for (i, result) in results.iter().enumerate() {
-        let ratios: Vec<f64> = match i {
+        let ratios = match i {
             0 => Vec::new(),
-            _ => ours_p99
-                .iter()
-                .zip(column(result, 1))
-                .map(|(o, p)| o / p)
-                .collect(),
+            _ => results[0].p99_ratios(result),
         };
         let (ratio, range) = ratio_cells(&ratios);
-        let [p50, p99, p999] = [0, 1, 2].map(|j| median(&column(result, j)));
+        let [p50, p99, p999] = [0, 1, 2].map(|j| median(&result.column(j)));
         println!(
             "| {} | {p50:.0} | {p99:.0} | {p999:.0} | {ratio} | {range} |",
             result.name
@@ -413,15 +422,8 @@ fn print_targets(cases: &[Case], results: &[CaseResult], latency: Option<&[Laten
     if let Some([ours, disruptor, ..]) = latency {
         // Judged like every other target, by the median of the per-round
         // ratios: the medians of p99 alone hide which contender won a round.
-        let ratios: Vec<f64> = ours
-            .percentiles
-            .iter()
-            .zip(&disruptor.percentiles)
-            .map(|(o, d)| o[1] / d[1])
-            .collect();
-        let p99 =
-            |r: &LatencyResult| median(&r.percentiles.iter().map(|p| p[1]).collect::<Vec<_>>());
-        let got = median(&ratios);
+        let got = median(&ours.p99_ratios(disruptor));
+        let p99 = |r: &LatencyResult| median(&r.column(1));
         let verdict = if got <= 1.0 { "met" } else { "NOT met" };
         println!(
             "- round-trip p99: ours/disruptor = {got:.2} (target ≤ 1.0; medians {:.0} vs {:.0} ns) — {verdict}",

@@ -59,7 +59,7 @@ enum WaitKind {
 /// Busy-spin steps between forced yields, so oversubscribed rings progress.
 const SPINS_PER_YIELD: u32 = 4096;
 /// Busy-spin polls before the first PAUSE (a few microseconds of polling):
-/// a PAUSE lasts 19–25 ns on the benchmark machines, so a waiter that
+/// a PAUSE lasts 25 ns on the AMD benchmark machine, so a waiter that
 /// pauses notices a hand-off up to that much later (docs/benchmarks.md).
 /// A processor makes these polls in a tight loop (see [`Waiter::hot_polls`]).
 /// Under loom, two: enough to put the tight loop in the models (each poll is
