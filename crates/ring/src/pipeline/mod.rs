@@ -6,6 +6,7 @@
 //! commits once per ring batch; a retryable sink error rewinds the batch
 //! (rollback, then replay). [`Pipeline`] runs the whole thing.
 
+mod regions;
 mod row;
 mod runner;
 mod sink;
@@ -13,6 +14,7 @@ mod source;
 mod stages;
 mod summary;
 
+pub use regions::Regions;
 pub use row::{RecordPosition, Row};
 pub use runner::Pipeline;
 pub use sink::{Sink, SinkError};

@@ -33,6 +33,15 @@ pub trait Source: Send {
     /// Malformed or unreadable input; the source must not be called again.
     fn next_row(&mut self, row: &mut Row) -> Result<bool, Self::Error>;
 
+    /// Records of the input before this source's first: non-zero for a
+    /// source that reads a later region of an input (see
+    /// [`Regions`](super::Regions)), so that record numbers, and the
+    /// checkpoints and resumption built on them, count in the whole input.
+    /// Read after each call to `next_row`, so a source may learn it late.
+    fn records_before(&self) -> u64 {
+        0
+    }
+
     /// How far the source has read, for progress reporting.
     fn progress(&self) -> SourceProgress {
         SourceProgress::default()

@@ -71,6 +71,10 @@ pub enum PipelineError {
     /// The ring could not be started.
     #[error(transparent)]
     Build(#[from] BuildError),
+    /// Stopped early because another region of the same run failed; what
+    /// was read before the stop was committed.
+    #[error("stopped: another region of the input failed")]
+    Stopped,
 }
 
 /// A failed run: the error, and what the run did before it.
@@ -81,6 +85,44 @@ pub struct PipelineFailure {
     pub error: PipelineError,
     /// What was done before the failure (committed rows stay committed).
     pub summary: RunSummary,
+}
+
+impl RunSummary {
+    /// The summary of several runs done at once: counts added up, the
+    /// longest wall time.
+    pub fn merge(self, other: RunSummary) -> RunSummary {
+        RunSummary {
+            rows_read: self.rows_read + other.rows_read,
+            rows_skipped: self.rows_skipped + other.rows_skipped,
+            rows_written: self.rows_written + other.rows_written,
+            rows_diverted: self.rows_diverted + other.rows_diverted,
+            commits: self.commits + other.commits,
+            rewinds: self.rewinds + other.rewinds,
+            shards: self.shards + other.shards,
+            elapsed: self.elapsed.max(other.elapsed),
+        }
+    }
+}
+
+impl Progress {
+    /// The progress of several runs done at once.
+    pub fn merge(self, other: &Progress) -> Progress {
+        // A region that does not know its size yet counts as none of it.
+        let total = match (self.source.bytes_total, other.source.bytes_total) {
+            (Some(a), Some(b)) => Some(a + b),
+            (known, None) | (None, known) => known,
+        };
+        Progress {
+            rows_read: self.rows_read + other.rows_read,
+            rows_written: self.rows_written + other.rows_written,
+            source: SourceProgress {
+                bytes_read: self.source.bytes_read + other.source.bytes_read,
+                bytes_total: total,
+                records: self.source.records + other.source.records,
+            },
+            elapsed: self.elapsed.max(other.elapsed),
+        }
+    }
 }
 
 /// The summary of a run from its shared counters.
