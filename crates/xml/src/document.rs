@@ -34,6 +34,34 @@ impl Document {
         }
     }
 
+    /// A document read from the middle: `open` are the elements open there
+    /// (root first), `declared` the entities its DOCTYPE declared.
+    pub(crate) fn resumed(max_depth: usize, open: &[String], declared: DeclaredEntities) -> Self {
+        let mut document = Document {
+            max_depth,
+            root_seen: true,
+            started: true,
+            declared,
+            ..Document::default()
+        };
+        for name in open {
+            document.open_starts.push(document.open_names.len());
+            document.open_names.push_str(name);
+        }
+        document.depth = open.len();
+        document
+    }
+
+    /// Names of the open elements, root first.
+    pub(crate) fn open_elements(&self) -> Vec<String> {
+        let ends = self.open_starts.iter().skip(1).copied();
+        self.open_starts
+            .iter()
+            .zip(ends.chain([self.open_names.len()]))
+            .map(|(&start, end)| self.open_names[start..end].to_owned())
+            .collect()
+    }
+
     /// Number of open elements.
     #[inline]
     pub(crate) fn depth(&self) -> usize {
@@ -110,6 +138,21 @@ impl Document {
             return Err(Fault::syntax("DOCTYPE after the root element"));
         }
         self.declared.add_from_doctype(content);
+        Ok(())
+    }
+
+    /// The end of a region that stops where the next one starts: the same
+    /// elements must be open as the split plan found there.
+    pub(crate) fn end_of_region(&self, expected: &[String]) -> Result<(), Fault> {
+        let open = self.open_elements();
+        if open != expected {
+            return Err(Fault::syntax(format!(
+                "the region ends inside <{}>, where the split plan found <{}> \
+                 (import with --regions 1)",
+                open.join("><"),
+                expected.join("><"),
+            )));
+        }
         Ok(())
     }
 
@@ -195,6 +238,31 @@ mod tests {
             message(doc.end().unwrap_err()),
             "no root element: the input is empty or has only a prolog"
         );
+    }
+
+    #[test]
+    fn resumed_in_the_middle_knows_what_is_open() {
+        let mut doc = Document::new(8);
+        doc.open("catalog").unwrap();
+        doc.open("group").unwrap();
+        let open = doc.open_elements();
+        assert_eq!(open, ["catalog", "group"]);
+        let mut resumed = Document::resumed(8, &open, DeclaredEntities::default());
+        assert_eq!(resumed.depth(), 2);
+        assert!(resumed.end_of_region(&open).is_ok());
+        assert_eq!(
+            message(resumed.close("catalog").unwrap_err()),
+            "expected </group>, found </catalog>"
+        );
+        resumed.close("group").unwrap();
+        assert_eq!(
+            message(resumed.end_of_region(&open).unwrap_err()),
+            "the region ends inside <catalog>, where the split plan found <catalog><group> \
+             (import with --regions 1)"
+        );
+        resumed.close("catalog").unwrap();
+        assert!(resumed.end().is_ok());
+        assert!(resumed.open("second").is_err(), "the root was seen");
     }
 
     #[test]

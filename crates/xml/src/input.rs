@@ -24,6 +24,8 @@ pub(crate) struct Prepared {
     pub(crate) start: u64,
     /// The encoding the input was read in.
     pub(crate) charset: Charset,
+    /// Whether the input was gzip (its offsets are not the file's).
+    pub(crate) compressed: bool,
 }
 
 /// Counts the raw bytes that pass through, for progress reporting.
@@ -103,11 +105,13 @@ pub(crate) fn prepare(raw: Box<dyn Read + Send>, gzip: bool) -> Result<Prepared,
             reader,
             start: detected.bom as u64,
             charset: Charset::Utf8,
+            compressed: gzip,
         },
         charset => Prepared {
             reader: Box::new(Transcoder::new(reader, charset, detected.bom as u64)),
             start: 0,
             charset,
+            compressed: gzip,
         },
     };
     Ok(prepared)
@@ -132,6 +136,7 @@ mod tests {
             mut reader,
             start,
             charset,
+            ..
         } = prepared;
         reader.read_to_string(&mut text).unwrap();
         (text, start, charset.name())

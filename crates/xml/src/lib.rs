@@ -160,6 +160,7 @@ mod input;
 mod lexer;
 mod position;
 mod record;
+mod region;
 mod source;
 mod tag;
 mod text;

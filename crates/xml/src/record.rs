@@ -62,6 +62,12 @@ impl RecordReader {
         }
     }
 
+    /// Keeps raw line ends, as for a `mysqldump` root (for a region read
+    /// from the middle, which never sees the root's start tag).
+    pub(crate) fn keep_line_ends(&mut self) {
+        self.keep_line_ends = true;
+    }
+
     /// Whether a record is open.
     #[inline]
     pub(crate) fn in_record(&self) -> bool {

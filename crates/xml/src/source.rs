@@ -1,6 +1,6 @@
 //! [`XmlSource`]: the pull loop that turns parser events into rows.
 
-use std::io::Read;
+use std::io::{self, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -16,11 +16,12 @@ use crate::input::{self, Counting, PrepareError};
 use crate::lexer::{Lexer, Token};
 use crate::position::LineCounter;
 use crate::record::{Opened, RecordReader};
+use crate::region::{self, PendingRegion, Plan, RegionReader};
 use crate::window::Window;
 
 /// Slack over [`Limits::max_value_bytes`](crate::Limits) for the markup
 /// around a value (CDATA brackets, a tag's name) before a token is refused.
-const TOKEN_SLACK: usize = 64 * 1024;
+pub(crate) const TOKEN_SLACK: usize = 64 * 1024;
 
 /// A streaming [`Source`] of rows from an XML document.
 ///
@@ -50,8 +51,15 @@ pub struct XmlSource {
     document: Document,
     record: RecordReader,
     charset: Charset,
-    /// Records emitted.
+    /// Records emitted, counting from the start of the input (a region's
+    /// source starts at its first record's number).
     records: u64,
+    /// Records before this source's first (non-zero for a later region).
+    first_record: u64,
+    /// Where this source's region ends (see [`XmlSource::open_regions`]).
+    region_end: RegionEnd,
+    /// A later region waiting for the split plan; started on first read.
+    pending: Option<PendingRegion>,
     /// Set once EOF or an error was returned; later calls return `Ok(false)`.
     finished: bool,
     /// Raw bytes read from the input (compressed bytes for gzip).
@@ -135,10 +143,143 @@ impl XmlSource {
             record: RecordReader::new(&config),
             charset: prepared.charset,
             records: 0,
+            first_record: 0,
+            region_end: RegionEnd::Input,
+            pending: None,
             finished: false,
             raw_bytes,
             total_bytes,
         })
+    }
+
+    /// Splits the plain file at `path` into at most `regions` regions that
+    /// can be parsed in parallel, one source each, in file order.
+    ///
+    /// Each region starts at a record's start tag, at or after an equal
+    /// share of the file's bytes; its rows carry the positions and record
+    /// numbers of the whole file. Finding the split points reads the file
+    /// up to the last one with the lexer alone. A file that cannot be split
+    /// (gzip, an encoding other than UTF-8, fewer records than regions, or
+    /// malformed markup before a split point) comes back as one source.
+    ///
+    /// # Errors
+    ///
+    /// As for [`XmlSource::open`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringpipe_ring::pipeline::{Row, Source};
+    /// use ringpipe_xml::{XmlConfig, XmlSource};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("rows.xml");
+    /// let rows: String = (1..=100).map(|i| format!("<row><id>{i}</id></row>\n")).collect();
+    /// std::fs::write(&path, format!("<rows>\n{rows}</rows>\n"))?;
+    ///
+    /// let regions = XmlSource::open_regions(&path, XmlConfig::new("row", ["id"]), 2)?;
+    /// assert_eq!(regions.len(), 2);
+    /// let mut ids = Vec::new();
+    /// for mut source in regions {
+    ///     let mut row = Row::with_columns(1);
+    ///     while source.next_row(&mut row)? {
+    ///         ids.push(row.get(0).unwrap().parse::<u32>()?);
+    ///     }
+    /// }
+    /// assert_eq!(ids, (1..=100).collect::<Vec<_>>());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open_regions(
+        path: impl AsRef<Path>,
+        config: XmlConfig,
+        regions: usize,
+    ) -> Result<Vec<Self>, XmlError> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        check_config(&name, &config)?;
+        let io_error = |source| XmlError::Io {
+            position: ErrorPosition::input_only(&name),
+            source,
+        };
+        if regions <= 1 || path.as_os_str() == "-" || !region::splittable(path).map_err(io_error)? {
+            return Ok(vec![Self::open(path, config)?]);
+        }
+        let size = std::fs::metadata(path).map_err(io_error)?.len();
+        let plan = Plan::start(path, size, &config, regions).map_err(io_error)?;
+        let head = RegionReader::new(path, 0, Some((Arc::clone(&plan), 0))).map_err(io_error)?;
+        let mut first = Self::build(
+            name.clone(),
+            Box::new(head),
+            false,
+            Some(size),
+            config.clone(),
+        )?;
+        first.region_end = RegionEnd::Planned(Arc::clone(&plan), 0);
+        let mut sources = vec![first];
+        for index in 1..regions {
+            let mut source = Self::build(
+                name.clone(),
+                Box::new(io::empty()),
+                false,
+                None,
+                config.clone(),
+            )?;
+            source.pending = Some(PendingRegion {
+                path: path.to_owned(),
+                plan: Arc::clone(&plan),
+                index,
+                regions,
+                config: config.clone(),
+            });
+            sources.push(source);
+        }
+        Ok(sources)
+    }
+
+    /// Starts a later region once the plan knows where: `Ok(false)` when
+    /// the plan found fewer regions (this one is then empty).
+    fn start_region(&mut self, pending: PendingRegion) -> Result<bool, XmlError> {
+        let PendingRegion {
+            path,
+            plan,
+            index,
+            regions,
+            config,
+        } = pending;
+        let Some(boundary) = plan.boundary(index - 1) else {
+            return Ok(false);
+        };
+        let next = (index + 1 < regions).then(|| (Arc::clone(&plan), index));
+        let reader = RegionReader::new(&path, boundary.at.offset(), next).map_err(|source| {
+            XmlError::Io {
+                position: ErrorPosition::input_only(&self.name),
+                source,
+            }
+        })?;
+        let raw_bytes = Arc::clone(&self.raw_bytes);
+        let counted = Box::new(Counting::new(reader, raw_bytes));
+        let limits = config.limits();
+        let window = Window::starting_at(
+            counted,
+            boundary.at,
+            limits.max_value_bytes + TOKEN_SLACK,
+            limits.max_value_bytes as u64,
+        );
+        self.lexer = Lexer::new(window);
+        self.document = Document::resumed(limits.max_depth, &boundary.open, boundary.declared);
+        if boundary
+            .open
+            .first()
+            .is_some_and(|root| root == "mysqldump")
+        {
+            self.record.keep_line_ends();
+        }
+        self.records = boundary.records_before;
+        self.first_record = boundary.records_before;
+        if index + 1 < regions {
+            self.region_end = RegionEnd::Planned(plan, index);
+        }
+        Ok(true)
     }
 
     /// The input's name as used in messages.
@@ -155,10 +296,15 @@ impl XmlSource {
     /// Reads tokens until a record is complete (`Ok(true)`) or the input ends.
     fn fill(&mut self, row: &mut Row) -> Result<bool, XmlError> {
         loop {
-            let step = self
-                .lexer
-                .next_token()
-                .and_then(|token| step(token, &mut self.document, &mut self.record, row));
+            let step = self.lexer.next_token().and_then(|token| {
+                step(
+                    token,
+                    &mut self.document,
+                    &mut self.record,
+                    row,
+                    &self.region_end,
+                )
+            });
             match step {
                 Ok(Step::Continue) => {}
                 Ok(Step::RecordStart) => self.set_position(row),
@@ -221,6 +367,26 @@ impl XmlSource {
     }
 }
 
+/// Where a source's input ends.
+enum RegionEnd {
+    /// At the end of the input: the document must be complete.
+    Input,
+    /// Where the plan's boundary `k` starts the next region (or at the end
+    /// of the input, if the plan found no such boundary).
+    Planned(Arc<Plan>, usize),
+}
+
+impl RegionEnd {
+    /// The elements that must be open at the end, for a region that stops
+    /// where the next starts.
+    fn expected(&self) -> Option<Vec<String>> {
+        match self {
+            RegionEnd::Input => None,
+            RegionEnd::Planned(plan, k) => plan.boundary(*k).map(|b| b.open),
+        }
+    }
+}
+
 /// What one token meant for the caller's loop.
 enum Step {
     /// Nothing for the caller.
@@ -242,6 +408,7 @@ fn step(
     document: &mut Document,
     record: &mut RecordReader,
     row: &mut Row,
+    region_end: &RegionEnd,
 ) -> Result<Step, Located> {
     let result = match token {
         Token::Start(tag) => {
@@ -291,7 +458,10 @@ fn step(
         }
         Token::Ignored => Step::Continue,
         Token::Eof => {
-            document.end()?;
+            match region_end.expected() {
+                Some(expected) => document.end_of_region(&expected)?,
+                None => document.end()?,
+            }
             Step::End
         }
     };
@@ -320,10 +490,21 @@ impl Source for XmlSource {
         if self.finished {
             return Ok(false);
         }
+        if let Some(pending) = self.pending.take() {
+            let started = self.start_region(pending);
+            if !matches!(started, Ok(true)) {
+                self.finished = true;
+                return started;
+            }
+        }
         row.clear();
         let result = self.fill(row);
         self.finished = !matches!(result, Ok(true));
         result
+    }
+
+    fn records_before(&self) -> u64 {
+        self.first_record
     }
 
     fn progress(&self) -> SourceProgress {
@@ -331,7 +512,7 @@ impl Source for XmlSource {
             // Relaxed: a statistic written by this same thread (see `Counting`).
             bytes_read: self.raw_bytes.load(Ordering::Relaxed),
             bytes_total: self.total_bytes,
-            records: self.records,
+            records: self.records - self.first_record,
         }
     }
 }

@@ -61,6 +61,17 @@ impl Window {
         max_token: usize,
         value_limit: u64,
     ) -> Self {
+        Self::starting_at(inner, LineCounter::at_start(start), max_token, value_limit)
+    }
+
+    /// A window over `inner`, whose first byte is at `at` (offset, line and
+    /// column): a region of a file read from the middle.
+    pub(crate) fn starting_at(
+        inner: Box<dyn Read + Send>,
+        at: LineCounter,
+        max_token: usize,
+        value_limit: u64,
+    ) -> Self {
         Window {
             inner,
             buf: vec![0; 2 * CHUNK],
@@ -69,8 +80,8 @@ impl Window {
             valid: 0,
             invalid: false,
             eof: false,
-            base: start,
-            counter: LineCounter::at_start(start),
+            base: at.offset(),
+            counter: at,
             max_token,
             value_limit,
             #[cfg(test)]
@@ -129,6 +140,13 @@ impl Window {
         // an ASCII byte or at the end of valid data, so they are character
         // boundaries and the slice is UTF-8 on its own.
         Ok(unsafe { std::str::from_utf8_unchecked(bytes) })
+    }
+
+    /// Input offset of the current token's first byte (cheaper than
+    /// [`position`](Self::position), which also counts lines).
+    #[inline]
+    pub(crate) fn offset(&self) -> u64 {
+        self.base + self.start as u64
     }
 
     /// Line/column/offset of the current token's first byte.

@@ -7,3 +7,4 @@ mod fields;
 mod fuzz_smoke;
 mod inputs;
 mod limits;
+mod regions;
