@@ -87,11 +87,11 @@ server_pid="$(db_server_pid)"
 [[ -n "$server_pid" && -r "/proc/$server_pid/stat" ]] ||
     die "the server's /proc entry is not readable: this benchmark needs the server on this machine"
 server_ticks() { awk '{ print $14 + $15 }' "/proc/$server_pid/stat"; }
-import() { # FILE TABLE SHARDS
-    "$bin" import "$1" --url "$url" --table "$2" --row product --shards "$3" > /dev/null
+import() { # FILE TABLE SHARDS [IMPORT OPTION...]
+    "$bin" import "$1" --url "$url" --table "$2" --row product --shards "$3" "${@:4}" > /dev/null
 }
 
-contenders=("LOAD DATA" "bulk ×1" "bulk ×2 (one table)" "2 tables × bulk ×1"
+contenders=("LOAD DATA" "bulk ×1" "bulk ×2 (one table)" "bulk ×2 in 2 regions" "2 tables × bulk ×1"
     "2 imports into one table: halves" "2 imports into one table: alternate 5k runs")
 runs="$work/runs.csv"
 echo "round,contender,wall_s,server_cpu_s" > "$runs"
@@ -107,6 +107,7 @@ for round in $(seq 1 "$rounds"); do
                 db_sql -e "LOAD DATA LOCAL INFILE '$work/products-$rows.tsv' INTO TABLE bc_one CHARACTER SET utf8mb4 ($columns)" ;;
             "bulk ×1") import "$work/products-$rows.xml" bc_one 1 ;;
             "bulk ×2 (one table)") import "$work/products-$rows.xml" bc_one 2 ;;
+            "bulk ×2 in 2 regions") import "$work/products-$rows.xml" bc_one 2 --regions 2 ;;
             "2 tables × bulk ×1")
                 expect=$((half * 2))
                 import "$work/products-$half.xml" bc_one 1 &

@@ -17,7 +17,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Import the records of an XML file into a table.
-    Import(ImportArgs),
+    Import(Box<ImportArgs>),
     /// Check the server settings that decide bulk-load speed.
     Doctor(DoctorArgs),
     /// Write a deterministic product catalogue (for tests and benchmarks).
@@ -69,6 +69,13 @@ pub struct ImportArgs {
     /// sequence-modulo sharding.
     #[arg(long)]
     pub shard_block: Option<u64>,
+    /// Parse the file in this many regions at once (default: one per
+    /// shard), each on its own thread feeding its own share of the shards,
+    /// so that each connection writes keys of its own stretch of the file.
+    /// It must divide --shards. Gzip, stdin and non-UTF-8 input are read as
+    /// one region.
+    #[arg(long)]
+    pub regions: Option<usize>,
     /// How idle pipeline threads wait.
     #[arg(long, value_enum, default_value_t = WaitArg::Blocking)]
     pub wait: WaitArg,

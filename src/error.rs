@@ -16,8 +16,10 @@ pub enum CliError {
     /// The server cannot be reached or refuses the set-up.
     #[error("{0}")]
     Database(#[from] MysqlError),
-    /// The import ran and stopped with an error.
-    #[error("{error} ({written} rows committed before it)", error = .0.error, written = .0.summary.rows_written)]
+    /// The import ran and stopped with an error. The rows committed are
+    /// those before the fault and, when the file was read in regions, some
+    /// of the later regions' rows too; the checkpoint records both.
+    #[error("{error} ({written} rows committed)", error = .0.error, written = .0.summary.rows_written)]
     Import(Box<PipelineFailure>),
     /// Writing the output failed.
     #[error("{0}")]

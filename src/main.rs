@@ -19,7 +19,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let result = match cli.command {
-        Command::Import(args) => commands::import::run(args),
+        Command::Import(args) => commands::import::run(*args),
         Command::Doctor(args) => commands::doctor::run(args),
         Command::Gen(args) => commands::gen::run(args),
     };

@@ -42,9 +42,10 @@ const EXIT_DATABASE: i32 = 4;
 /// Shards of every import here (`--shards 2 --batch-rows 500` for the
 /// binary: a 5,000-record prefix spans several batches).
 const SHARDS: u64 = 2;
-/// Records per shard turn: plain sequence modulo (`--shard-block 1`), so
-/// that the exact-ownership checks below read simply. The default block
-/// sharding is covered by tests/resume.rs and the pipeline tests.
+/// Records per shard turn: plain sequence modulo (`--shard-block 1`) over
+/// one region of the input (`--regions 1`), so that the exact-ownership
+/// checks below read simply. The default (a region per shard) and block
+/// sharding are covered by tests/resume.rs and the pipeline tests.
 const SHARD_BLOCK: u64 = 1;
 
 /// The shard that owns record `record`.
@@ -170,6 +171,8 @@ fn import_args(file: &Path, table: &str, extra: &[&str]) -> Vec<String> {
     let ours = [
         "--shards",
         "2",
+        "--regions",
+        "1",
         "--shard-block",
         "1",
         "--batch-rows",
@@ -305,10 +308,10 @@ fn failed_batch_start(message: &str) -> u64 {
     rest[..rest.find("..").unwrap()].parse().unwrap()
 }
 
-/// `N` of "(N rows committed before it)" in the binary's failure line.
+/// `N` of "(N rows committed)" in the binary's failure line.
 fn committed_before(message: &str) -> u64 {
     let end = message
-        .find(" rows committed before it)")
+        .find(" rows committed)")
         .unwrap_or_else(|| panic!("no committed count in: {message}"));
     let start = message[..end].rfind('(').unwrap() + 1;
     message[start..end].parse().unwrap()
@@ -336,6 +339,11 @@ struct Fault<'a> {
 /// code 3, the message (file:line:column: record 5001 and `says`) and that
 /// the table equals a clean import of the 5,000 good records.
 fn bad_input(fault: Fault) -> Output {
+    bad_input_with(fault, |path, table| import(path, table, &[]))
+}
+
+/// [`bad_input`], importing with `run`.
+fn bad_input_with(fault: Fault, run: impl Fn(&Path, &str) -> Output) -> Output {
     let dir = tempfile::tempdir().unwrap();
     let parts = Parts::new(GOOD, SEED);
     let header = with_doctype(&parts.header, fault.doctype);
@@ -348,7 +356,7 @@ fn bad_input(fault: Fault) -> Output {
     let reference = reference(GOOD, SEED);
     fresh_table(fault.table);
     let started = Instant::now();
-    let output = import(&input.path, fault.table, &[]);
+    let output = run(&input.path, fault.table);
     let elapsed = started.elapsed();
     let message = stderr(&output);
     assert_eq!(output.status.code(), Some(EXIT_INPUT), "{message}");
@@ -384,6 +392,27 @@ fn bad_input_truncated_mid_record() {
         at: tail.len(),
         says: "end of input",
     });
+}
+
+#[test]
+fn bad_input_in_the_last_of_two_regions_keeps_every_record_before_it() {
+    // The default split: a region per shard. The fault sits in the second
+    // region; the first runs to its end, so exactly the records before the
+    // fault are committed, as with one parser.
+    let tail = b"  <product id=\"5001\">\n    <sku>S5001</sku>\n    <name>n</price>\n  </product>\n</catalogue>\n";
+    bad_input_with(
+        Fault {
+            table: "rel_bad_regions",
+            doctype: None,
+            tail,
+            at: find(tail, b"</price>"),
+            says: "expected </name>, found </price>",
+        },
+        |path, table| {
+            let flags = ["--shards", "2", "--batch-rows", "500", "--json"];
+            common::import(path, table, &flags)
+        },
+    );
 }
 
 #[test]

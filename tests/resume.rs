@@ -51,51 +51,63 @@ fn checkpoint_rows(table: &str) -> u64 {
 
 #[test]
 fn kill_9_five_times_then_resume_equals_a_clean_import() {
+    // The default: the file parsed in three regions, one per shard.
+    kill_9_five_times_then_resume("res_kill", &[]);
+}
+
+#[test]
+fn kill_9_five_times_then_resume_one_region_in_shard_blocks() {
+    kill_9_five_times_then_resume("res_kill_blocks", &["--regions", "1"]);
+}
+
+/// Five `kill -9`s at growing row counts, each followed by `--resume`,
+/// then a last `--resume` to the end: the table equals a clean import.
+fn kill_9_five_times_then_resume(table: &str, flags: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path(), 40_000);
-    fresh_table("res_kill_clean");
-    let clean = import(&file, "res_kill_clean", &[]);
+    let clean_table = format!("{table}_clean");
+    fresh_table(&clean_table);
+    let clean = import(&file, &clean_table, &[]);
     assert!(clean.status.success(), "{}", stderr(&clean));
 
-    fresh_table("res_kill");
+    fresh_table(table);
     let mut kills = 0;
     for (i, at) in [2_000u64, 9_000, 15_000, 24_000, 31_000]
         .into_iter()
         .enumerate()
     {
         let resume: &[&str] = if i == 0 { &[] } else { &["--resume"] };
-        let mut child = spawn_import(&file, "res_kill", resume);
-        kills += u64::from(kill_after(&mut child, "res_kill", at));
+        let extra: Vec<&str> = flags.iter().chain(resume).copied().collect();
+        let mut child = spawn_import(&file, table, &extra);
+        kills += u64::from(kill_after(&mut child, table, at));
         // Progress and rows always agree: the checkpoint commits with them.
-        let recorded = query_one(
-            "SELECT COALESCE(SUM(last_record), 0) FROM ringpipe_checkpoint WHERE target_table = 'res_kill'",
-        );
-        assert!(recorded > 0 || count("res_kill") == 0);
+        let recorded = query_one(&format!(
+            "SELECT COALESCE(SUM(last_record), 0) FROM ringpipe_checkpoint WHERE target_table = '{table}'"
+        ));
+        assert!(recorded > 0 || count(table) == 0);
     }
     assert!(
         kills >= 3,
         "only {kills} of 5 kills landed mid-import: the test proved little"
     );
 
-    let finish = import(
-        &file,
-        "res_kill",
-        &["--shards", "3", "--batch-rows", "300", "--resume", "--json"],
-    );
+    let finish_flags = ["--shards", "3", "--batch-rows", "300", "--resume", "--json"];
+    let extra: Vec<&str> = flags.iter().chain(&finish_flags).copied().collect();
+    let finish = import(&file, table, &extra);
     assert!(finish.status.success(), "{}", stderr(&finish));
     let report: serde_json::Value = serde_json::from_slice(&finish.stdout).unwrap();
     assert!(report["rows_skipped"].as_u64().unwrap() > 0, "{report}");
-    assert_eq!(count("res_kill"), 40_000);
-    assert_eq!(checksum("res_kill"), checksum("res_kill_clean"));
+    assert_eq!(count(table), 40_000);
+    assert_eq!(checksum(table), checksum(&clean_table));
     assert_eq!(
-        checkpoint_rows("res_kill"),
+        checkpoint_rows(table),
         0,
         "a finished import leaves no checkpoint"
     );
 }
 
 #[test]
-fn resume_refuses_another_shard_count_or_input() {
+fn resume_refuses_another_shard_count_region_count_or_input() {
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path(), 20_000);
     let other = dir.path().join("other.xml");
@@ -127,6 +139,26 @@ fn resume_refuses_another_shard_count_or_input() {
         stderr(&shards).contains("shard count"),
         "{}",
         stderr(&shards)
+    );
+
+    let regions = import(
+        &file,
+        "res_refuse",
+        &[
+            "--resume",
+            "--shards",
+            "3",
+            "--regions",
+            "1",
+            "--batch-rows",
+            "300",
+        ],
+    );
+    assert_eq!(regions.status.code(), Some(2), "{}", stderr(&regions));
+    assert!(
+        stderr(&regions).contains("regions=3"),
+        "{}",
+        stderr(&regions)
     );
 
     let input = resume(&other, "3");

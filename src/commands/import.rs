@@ -8,7 +8,7 @@ use ringpipe_mysql::{
     clear_checkpoint, prepare, resume_point, table_columns, ImportIdentity, Mode, MysqlError,
     ServerStats, SinkConfig, WritePath,
 };
-use ringpipe_ring::pipeline::{Pipeline, Row, RunSummary, Sink, SinkError, Source};
+use ringpipe_ring::pipeline::{Pipeline, Regions, Row, RunSummary, Sink, SinkError, Source};
 use ringpipe_ring::{RewindDecision, RewindStrategy, WaitStrategy};
 use ringpipe_xml::{XmlConfig, XmlSource};
 
@@ -28,28 +28,47 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         false => args.columns.clone(),
     };
     let xml = xml_config(&args, &columns)?;
-    let source = XmlSource::open(&args.file, xml)?;
-    let progress = ProgressLine::new(source.progress().bytes_total);
-    let pipeline = Pipeline::new(source)
-        .shards(args.shards)
-        .batch_rows(args.batch_rows)
-        .shard_block(shard_block(&args))
-        .wait_strategy(wait_strategy(args.wait))
-        .rewind_strategy(retry_for(Duration::from_secs(args.retry_for)));
+    let sources = XmlSource::open_regions(&args.file, xml, regions(&args))?;
+    if sources.len() < regions(&args) {
+        log::info!(
+            "{}: gzip, stdin or not UTF-8: read as one region",
+            args.file.display()
+        );
+    }
+    let split = Split::new(sources.len(), args.shards);
+    let progress = ProgressLine::new(sources[0].progress().bytes_total);
+    let pipelines = sources
+        .into_iter()
+        .zip(&split.regions)
+        .map(|(source, region)| {
+            Pipeline::new(source)
+                .shards(region.shards)
+                .batch_rows(args.batch_rows)
+                .shard_block(shard_block(&args))
+                .wait_strategy(wait_strategy(args.wait))
+                .rewind_strategy(retry_for(Duration::from_secs(args.retry_for)))
+        });
     let report = if args.dry_run {
-        let summary = pipeline.run_with_progress(|_| Ok(DiscardSink), |p| progress.update(p));
+        let regions = Regions::new(pipelines.collect());
+        let summary = regions.run_with_progress(|_| Ok(DiscardSink), |p| progress.update(p));
         progress.finish();
         report(&args, "none (dry run)", &summary?, 0, None)
     } else {
-        let config = sink_config(&args, &columns)?;
-        let pipeline = match checkpoint_start(&args, &config, &columns)? {
-            Some(last_record) => pipeline.resume_after(last_record),
-            None => pipeline,
+        let config = sink_config(&args, &columns, &split)?;
+        let pipelines: Vec<_> = match checkpoint_start(&args, &config, &columns, &split)? {
+            Some(last_record) => pipelines
+                .zip(&split.regions)
+                .map(|(pipeline, region)| {
+                    let shards = region.first_shard..region.first_shard + region.shards;
+                    pipeline.resume_after(last_record[shards].to_vec())
+                })
+                .collect(),
+            None => pipelines.collect(),
         };
         let target = prepare(&config)?;
         let before = ServerStats::read(&args.url).ok();
-        let summary =
-            pipeline.run_with_progress(|shard| target.connect_sink(shard), |p| progress.update(p));
+        let summary = Regions::new(pipelines)
+            .run_with_progress(|shard| target.connect_sink(shard), |p| progress.update(p));
         progress.finish();
         let summary = summary?;
         if config_has_checkpoint(&args) {
@@ -72,6 +91,47 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// How the input's regions share the shards.
+struct Split {
+    regions: Vec<RegionShards>,
+}
+
+/// One region's shards.
+struct RegionShards {
+    first_shard: usize,
+    shards: usize,
+}
+
+impl Split {
+    /// `shards` dealt out evenly to `regions` regions, in order (the
+    /// arguments are checked: `regions` divides `shards`).
+    fn new(regions: usize, shards: usize) -> Split {
+        let each = shards / regions;
+        let regions = (0..regions)
+            .map(|r| RegionShards {
+                first_shard: r * each,
+                shards: each,
+            })
+            .collect();
+        Split { regions }
+    }
+
+    /// What a resumed import must split the same way: empty for one region
+    /// (so that checkpoints of earlier versions still resume). The split
+    /// points follow from the input and the region count alone.
+    fn identity(&self) -> String {
+        match self.regions.len() {
+            1 => String::new(),
+            n => format!(";regions={n}"),
+        }
+    }
+}
+
+/// Regions of the input parsed at once: one per shard by default.
+fn regions(args: &ImportArgs) -> usize {
+    args.regions.unwrap_or(args.shards)
+}
+
 /// Records per shard turn: whole transactions by default.
 fn shard_block(args: &ImportArgs) -> u64 {
     args.shard_block.unwrap_or(args.batch_rows as u64)
@@ -89,6 +149,13 @@ fn check_numbers(args: &ImportArgs) -> Result<(), CliError> {
     }
     if args.batch_rows == 0 {
         return Err(CliError::Usage("--batch-rows must be at least 1".into()));
+    }
+    if regions(args) == 0 || args.shards % regions(args) != 0 {
+        return Err(CliError::Usage(format!(
+            "--regions must divide --shards ({}), not {}",
+            args.shards,
+            regions(args)
+        )));
     }
     Ok(())
 }
@@ -125,7 +192,11 @@ fn xml_config(args: &ImportArgs, columns: &[String]) -> Result<XmlConfig, CliErr
     Ok(config)
 }
 
-fn sink_config(args: &ImportArgs, columns: &[String]) -> Result<SinkConfig, CliError> {
+fn sink_config(
+    args: &ImportArgs,
+    columns: &[String],
+    split: &Split,
+) -> Result<SinkConfig, CliError> {
     let mode = match args.mode {
         // A resumed truncate must not empty the table again.
         ModeArg::Truncate if args.resume => Mode::Insert,
@@ -140,7 +211,7 @@ fn sink_config(args: &ImportArgs, columns: &[String]) -> Result<SinkConfig, CliE
         .mode(mode)
         .max_bad(args.max_bad);
     if config_has_checkpoint(args) {
-        config = config.checkpoint(identity(args, columns)?);
+        config = config.checkpoint(identity(args, columns, split)?);
     }
     if let Some(path) = args.write_path {
         config = config.write_path(match path {
@@ -170,6 +241,7 @@ fn checkpoint_start(
     args: &ImportArgs,
     config: &SinkConfig,
     columns: &[String],
+    split: &Split,
 ) -> Result<Option<Vec<u64>>, CliError> {
     if !config_has_checkpoint(args) {
         return match args.resume {
@@ -183,12 +255,18 @@ fn checkpoint_start(
         clear_checkpoint(config)?;
         return Ok(None);
     }
-    match resume_point(config, &identity(args, columns)?) {
+    match resume_point(config, &identity(args, columns, split)?) {
         Ok(Some(point)) => {
-            log::info!(
-                "resuming: {} records were committed before",
-                point.committed(shard_block(args))
-            );
+            match split.regions.len() {
+                1 => log::info!(
+                    "resuming: {} records were committed before",
+                    point.committed(shard_block(args))
+                ),
+                _ => log::info!(
+                    "resuming after the last record each shard committed: {:?}",
+                    point.last_record
+                ),
+            }
             Ok(Some(point.last_record))
         }
         Ok(None) => Err(CliError::Usage(format!(
@@ -201,7 +279,11 @@ fn checkpoint_start(
 }
 
 /// What makes this import the same import on `--resume`.
-fn identity(args: &ImportArgs, columns: &[String]) -> Result<ImportIdentity, CliError> {
+fn identity(
+    args: &ImportArgs,
+    columns: &[String],
+    split: &Split,
+) -> Result<ImportIdentity, CliError> {
     let columns = columns.join(",");
     let mode = match args.mode {
         ModeArg::Insert | ModeArg::Truncate => "insert",
@@ -213,10 +295,11 @@ fn identity(args: &ImportArgs, columns: &[String]) -> Result<ImportIdentity, Cli
         input: fingerprint(&args.file)?,
         shards: args.shards as u32,
         mapping: format!(
-            "row={};columns={columns};map={};mode={mode};shard-block={}",
+            "row={};columns={columns};map={};mode={mode};shard-block={}{}",
             args.row,
             args.maps.join(","),
-            shard_block(args)
+            shard_block(args),
+            split.identity()
         ),
     })
 }
