@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # What a second sink connection into the same table costs the server: the
-# same rows loaded by one connection, by two connections into one table (the
-# importer's default), and by two imports at once into two tables, beside
-# one LOAD DATA. Two more contenders split the work between two imports into
-# one table, each with its own parser and ring: one takes the first half of
-# the records and the other the second (their keys 500k apart), or they take
-# alternate runs of 5,000 records (keys as close as the importer's shards).
+# same rows loaded by one connection, by two connections into one table
+# (fed by one parser, or by two parsers on the two halves of the file: the
+# importer's default, `--regions`), and by two imports at once into two
+# tables, beside one LOAD DATA. Two more contenders split the work between
+# two imports into one table, each with its own parser and ring: one takes
+# the first half of the records and the other the second (their keys 500k
+# apart), or they take alternate runs of 5,000 records (keys as close as the
+# one-parser shards').
 # Rounds are interleaved, each starting with a different contender; each run
 # records its wall time and the server's CPU time.
 # Results: target/bench-contention/results.md (docs/benchmarks.md, "Second
@@ -91,7 +93,7 @@ import() { # FILE TABLE SHARDS [IMPORT OPTION...]
     "$bin" import "$1" --url "$url" --table "$2" --row product --shards "$3" "${@:4}" > /dev/null
 }
 
-contenders=("LOAD DATA" "bulk ×1" "bulk ×2 (one table)" "bulk ×2 in 2 regions" "2 tables × bulk ×1"
+contenders=("LOAD DATA" "bulk ×1" "bulk ×2 from one parser" "bulk ×2 in 2 regions (default)" "2 tables × bulk ×1"
     "2 imports into one table: halves" "2 imports into one table: alternate 5k runs")
 runs="$work/runs.csv"
 echo "round,contender,wall_s,server_cpu_s" > "$runs"
@@ -106,8 +108,8 @@ for round in $(seq 1 "$rounds"); do
             "LOAD DATA")
                 db_sql -e "LOAD DATA LOCAL INFILE '$work/products-$rows.tsv' INTO TABLE bc_one CHARACTER SET utf8mb4 ($columns)" ;;
             "bulk ×1") import "$work/products-$rows.xml" bc_one 1 ;;
-            "bulk ×2 (one table)") import "$work/products-$rows.xml" bc_one 2 ;;
-            "bulk ×2 in 2 regions") import "$work/products-$rows.xml" bc_one 2 --regions 2 ;;
+            "bulk ×2 from one parser") import "$work/products-$rows.xml" bc_one 2 --regions 1 ;;
+            "bulk ×2 in 2 regions (default)") import "$work/products-$rows.xml" bc_one 2 ;;
             "2 tables × bulk ×1")
                 expect=$((half * 2))
                 import "$work/products-$half.xml" bc_one 1 &

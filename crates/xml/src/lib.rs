@@ -66,6 +66,13 @@
 //! streaming. An unknown encoding is refused before the first record. For
 //! transcoded input, byte offsets count UTF-8 bytes after transcoding.
 //!
+//! [`XmlSource::open_regions`] splits a plain UTF-8 file into regions, one
+//! source each, to be parsed at once (the importer runs one pipeline per
+//! region). Each region starts at a record's start tag; a scan with the
+//! same lexer finds the parser's exact state there (open elements, line
+//! and column, records before it), so every region's rows, positions and
+//! errors are those one source gives for the whole file.
+//!
 //! # Records and fields
 //!
 //! * The record element may sit at any depth. A record element inside a

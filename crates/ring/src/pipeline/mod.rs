@@ -4,7 +4,9 @@
 //! A [`Source`] fills preallocated [`Row`]s in place; each of `n` [`Sink`]
 //! shards writes the rows whose ring sequence `% n` is its ordinal and
 //! commits once per ring batch; a retryable sink error rewinds the batch
-//! (rollback, then replay). [`Pipeline`] runs the whole thing.
+//! (rollback, then replay). [`Pipeline`] runs the whole thing;
+//! [`Regions`] runs one pipeline per region of an input, at once, as one
+//! run (the importer reads a plain file that way).
 
 mod regions;
 mod row;

@@ -18,10 +18,10 @@ use super::{Pipeline, PipelineError, PipelineFailure, Progress, RunSummary, Sink
 /// then finds fewer of their inserts in the same index pages).
 ///
 /// Shards are numbered across the run: region `r`'s shards follow those of
-/// the regions before it, which is the number `make_sink` gets. Number each
-/// region's records from the records before it
-/// ([`Pipeline::records_before`]) so that positions and checkpoints count in
-/// the whole input. When a region's source fails (bad input), the regions
+/// the regions before it, which is the number `make_sink` gets. Each
+/// region's source says how many records come before it
+/// ([`Source::records_before`]), so that record numbers and checkpoints
+/// count in the whole input. When a region's source fails (bad input), the regions
 /// after it stop at their next block of rows and commit what they had read,
 /// while the regions before it, whose records all come before the fault,
 /// run to their end; when anything else fails, every region stops so. The
