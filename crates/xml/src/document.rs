@@ -147,8 +147,8 @@ impl Document {
         let open = self.open_elements();
         if open != expected {
             return Err(Fault::syntax(format!(
-                "the region ends inside <{}>, where the split plan found <{}> \
-                 (import with --regions 1)",
+                "the region ends inside <{}>, where the split plan found <{}>; \
+                 read the file as one region to see why",
                 open.join("><"),
                 expected.join("><"),
             )));
@@ -257,8 +257,8 @@ mod tests {
         resumed.close("group").unwrap();
         assert_eq!(
             message(resumed.end_of_region(&open).unwrap_err()),
-            "the region ends inside <catalog>, where the split plan found <catalog><group> \
-             (import with --regions 1)"
+            "the region ends inside <catalog>, where the split plan found <catalog><group>; \
+             read the file as one region to see why"
         );
         resumed.close("catalog").unwrap();
         assert!(resumed.end().is_ok());

@@ -122,6 +122,9 @@ impl Plan {
     }
 
     fn scan(&self, file: File, config: &XmlConfig) {
+        // Whatever ends the scan, even a panic, must wake the regions
+        // waiting for a boundary.
+        let _done = FinishOnDrop(self);
         let prepared = input::prepare(Box::new(file), false);
         if let Ok(prepared) = prepared {
             let limits = config.limits();
@@ -145,9 +148,17 @@ impl Plan {
                 self.changed.notify_all();
             });
         }
-        let mut found = self.found.lock().unwrap_or_else(|e| e.into_inner());
+    }
+}
+
+/// Marks the plan done when the scan ends.
+struct FinishOnDrop<'a>(&'a Plan);
+
+impl Drop for FinishOnDrop<'_> {
+    fn drop(&mut self) {
+        let mut found = self.0.found.lock().unwrap_or_else(|e| e.into_inner());
         found.done = true;
-        self.changed.notify_all();
+        self.0.changed.notify_all();
     }
 }
 
@@ -219,6 +230,7 @@ pub(crate) struct PendingRegion {
     pub(crate) index: usize,
     /// The number of regions.
     pub(crate) regions: usize,
+    /// The configuration of every region's source.
     pub(crate) config: XmlConfig,
 }
 

@@ -157,10 +157,15 @@ impl XmlSource {
     ///
     /// Each region starts at a record's start tag, at or after an equal
     /// share of the file's bytes; its rows carry the positions and record
-    /// numbers of the whole file. Finding the split points reads the file
-    /// up to the last one with the lexer alone. A file that cannot be split
-    /// (gzip, an encoding other than UTF-8, fewer records than regions, or
-    /// malformed markup before a split point) comes back as one source.
+    /// numbers of the whole file. The split points are found on a thread of
+    /// their own, by a scan of the file with the lexer alone, while the
+    /// first region already reads; a later region starts on its first
+    /// `next_row` once its split point is known.
+    ///
+    /// Gzip, stdin and input in another encoding than UTF-8 come back as one
+    /// source. When the records run out before a split point (or the markup
+    /// before it is malformed), the regions from there on emit nothing and
+    /// the one before them reads on to the end of the file.
     ///
     /// # Errors
     ///

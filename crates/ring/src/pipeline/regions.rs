@@ -21,11 +21,13 @@ use super::{Pipeline, PipelineError, PipelineFailure, Progress, RunSummary, Sink
 /// the regions before it, which is the number `make_sink` gets. Each
 /// region's source says how many records come before it
 /// ([`Source::records_before`]), so that record numbers and checkpoints
-/// count in the whole input. When a region's source fails (bad input), the regions
-/// after it stop at their next block of rows and commit what they had read,
-/// while the regions before it, whose records all come before the fault,
-/// run to their end; when anything else fails, every region stops so. The
-/// run reports the first failing region's error.
+/// count in the whole input.
+///
+/// When a region's source fails (bad input), the regions after it stop at
+/// their next block of rows and commit what they had read, while the
+/// regions before it, whose records all come before the fault, run to their
+/// end; when anything else fails, every region stops so. The run reports
+/// the first failing region's error.
 ///
 /// # Examples
 ///
