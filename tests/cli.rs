@@ -149,6 +149,28 @@ fn bad_arguments_exit_with_code_2() {
     ]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("--shards"));
+    for regions in ["0", "3"] {
+        let output = ringpipe(&[
+            "import",
+            "x.xml",
+            "--url",
+            &url(),
+            "--table",
+            "t",
+            "--columns",
+            "id",
+            "--shards",
+            "2",
+            "--regions",
+            regions,
+        ]);
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(
+            stderr(&output).contains("--regions must divide --shards (2), not"),
+            "{}",
+            stderr(&output)
+        );
+    }
     let output = ringpipe(&["import", "x.xml", "--table", "t"]);
     assert_eq!(
         output.status.code(),
