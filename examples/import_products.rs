@@ -1,11 +1,12 @@
 //! The whole import in a few dozen lines of library use: generate a
-//! catalogue, stream it through the ring into MySQL/MariaDB, report.
+//! catalogue, stream it in two regions through two rings into
+//! MySQL/MariaDB, report.
 //!
 //! Run: `cargo run --release --example import_products -- [URL] [ROWS]`
 //! (URL defaults to `$RINGPIPE_MYSQL_URL`, then the local test server).
 
 use ringpipe_mysql::{execute, prepare, Mode, SinkConfig};
-use ringpipe_ring::pipeline::Pipeline;
+use ringpipe_ring::pipeline::{Pipeline, Regions};
 use ringpipe_xml::gen::{product_table_ddl, Catalogue, PRODUCT_COLUMNS};
 use ringpipe_xml::XmlSource;
 
@@ -29,12 +30,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let sink = SinkConfig::new(url, table, &PRODUCT_COLUMNS).mode(Mode::Truncate);
     let target = prepare(&sink)?;
 
-    // Source → ring → 2 sharded sinks, each committing once per batch.
-    let source = XmlSource::open(&file, catalogue.config())?;
-    let summary = Pipeline::new(source)
-        .shards(2)
-        .batch_rows(5_000)
-        .run(|shard| target.connect_sink(shard))?;
+    // The file in two regions, each parsed on its own thread: source → ring
+    // → its own sink, which commits once per batch.
+    let sources = XmlSource::open_regions(&file, catalogue.config(), 2)?;
+    let pipelines = sources
+        .into_iter()
+        .map(|source| Pipeline::new(source).batch_rows(5_000))
+        .collect();
+    let summary = Regions::new(pipelines).run(|shard| target.connect_sink(shard))?;
 
     println!(
         "{} rows read, {} written in {} commits, {:.2} s ({:.0} rows/s)",
