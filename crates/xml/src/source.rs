@@ -162,8 +162,8 @@ impl XmlSource {
     /// first region already reads; a later region starts on its first
     /// `next_row` once its split point is known.
     ///
-    /// Gzip, stdin and input in another encoding than UTF-8 come back as one
-    /// source. When the records run out before a split point (or the markup
+    /// Gzip, stdin, pipes and input in another encoding than UTF-8 come
+    /// back as one source. When the records run out before a split point (or the markup
     /// before it is malformed), the regions from there on emit nothing and
     /// the one before them reads on to the end of the file.
     ///
@@ -206,7 +206,10 @@ impl XmlSource {
             position: ErrorPosition::input_only(&name),
             source,
         };
-        if regions <= 1 || path.as_os_str() == "-" || !region::splittable(path).map_err(io_error)? {
+        // Only a regular file can be read from several places: a pipe
+        // (stdin, `<(zcat …)`) would lose what a look at it consumed.
+        let file = path.as_os_str() != "-" && std::fs::metadata(path).is_ok_and(|m| m.is_file());
+        if regions <= 1 || !file || !region::splittable(path).map_err(io_error)? {
             return Ok(vec![Self::open(path, config)?]);
         }
         let size = std::fs::metadata(path).map_err(io_error)?.len();

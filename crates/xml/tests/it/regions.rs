@@ -191,6 +191,33 @@ fn unsplittable_inputs_come_back_whole() {
         1
     );
 
+    // A pipe can be read only once, from the start.
+    let fifo = dir.path().join("fifo.xml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let writer = {
+        let (fifo, xml) = (fifo.clone(), xml.clone());
+        std::thread::spawn(move || std::fs::write(fifo, xml).unwrap())
+    };
+    let sources = XmlSource::open_regions(&fifo, config.clone(), 4).unwrap();
+    assert_eq!(sources.len(), 1);
+    let piped = drain(sources.into_iter().next().unwrap());
+    writer.join().unwrap();
+    let plain = dir.path().join("plain.xml");
+    std::fs::write(&plain, &xml).unwrap();
+    assert_same(
+        &piped,
+        &drain(XmlSource::open(&plain, config.clone()).unwrap()),
+        "fifo",
+    );
+    assert_eq!(
+        piped.rows.len(),
+        100 + (1..=100).filter(|i| i % 6 == 4).count()
+    );
+
     // Malformed markup before every split point: the plan gives up there
     // and the one source reports the fault as usual.
     let early = xml.replacen("</name>", "</nome>", 1);
