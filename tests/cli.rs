@@ -29,6 +29,54 @@ fn import_reports_json_and_stores_every_row() {
 }
 
 #[test]
+fn a_named_pipe_is_read_once_whole_and_cannot_be_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = catalogue(dir.path(), 3_000);
+    let fifo = dir.path().join("products.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let feed = |fifo: std::path::PathBuf| {
+        let bytes = std::fs::read(&file).unwrap();
+        std::thread::spawn(move || {
+            // The reader may give up early (the refused resume below).
+            let _ = std::fs::write(fifo, bytes);
+        })
+    };
+
+    fresh_table("cli_fifo");
+    let writer = feed(fifo.clone());
+    let output = import(&fifo, "cli_fifo", &["--shards", "2", "--json"]);
+    writer.join().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(count("cli_fifo"), 3_000, "every record, read once");
+    fresh_table("cli_fifo_file");
+    assert!(import(&file, "cli_fifo_file", &[]).status.success());
+    assert_eq!(checksum("cli_fifo"), checksum("cli_fifo_file"));
+
+    let writer = feed(fifo.clone());
+    let resume = import(&fifo, "cli_fifo", &["--resume"]);
+    // The import refused before opening the pipe: a read-write open (which
+    // never blocks on Linux) lets the writer's open return, and closing it
+    // ends the writer's write.
+    drop(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&fifo),
+    );
+    writer.join().unwrap();
+    assert_eq!(resume.status.code(), Some(2), "{}", stderr(&resume));
+    assert!(
+        stderr(&resume).contains("not stdin or a pipe"),
+        "{}",
+        stderr(&resume)
+    );
+}
+
+#[test]
 fn rerunning_an_upsert_leaves_the_table_identical() {
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path(), 1_000);

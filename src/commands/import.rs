@@ -19,7 +19,7 @@ use crate::report::{peak_rss_mib, ImportReport};
 
 /// Runs an import and prints its report.
 pub fn run(args: ImportArgs) -> Result<(), CliError> {
-    check_numbers(&args)?;
+    check_args(&args)?;
     if let Some(file) = &args.password_file {
         use_password_file(file)?;
     }
@@ -137,7 +137,7 @@ fn shard_block(args: &ImportArgs) -> u64 {
     args.shard_block.unwrap_or(args.batch_rows as u64)
 }
 
-fn check_numbers(args: &ImportArgs) -> Result<(), CliError> {
+fn check_args(args: &ImportArgs) -> Result<(), CliError> {
     if args.shard_block == Some(0) {
         return Err(CliError::Usage("--shard-block must be at least 1".into()));
     }
@@ -149,6 +149,12 @@ fn check_numbers(args: &ImportArgs) -> Result<(), CliError> {
     }
     if args.batch_rows == 0 {
         return Err(CliError::Usage("--batch-rows must be at least 1".into()));
+    }
+    if args.resume && is_pipe(&args.file) {
+        // Before anything opens the input: what a look at a pipe reads is lost.
+        return Err(CliError::Usage(
+            "--resume needs an input file, not stdin or a pipe".into(),
+        ));
     }
     if regions(args) == 0 || args.shards % regions(args) != 0 {
         return Err(CliError::Usage(format!(
@@ -230,9 +236,16 @@ fn sink_config(
     Ok(config)
 }
 
-/// Checkpoints need an input that can be recognised again: not stdin.
+/// Checkpoints need an input that can be recognised again: not a pipe.
 fn config_has_checkpoint(args: &ImportArgs) -> bool {
-    args.file.as_os_str() != "-"
+    !is_pipe(&args.file)
+}
+
+/// Stdin, or anything else that is not a regular file (`<(zcat …)`, a
+/// FIFO): it cannot be fingerprinted without consuming what the import must
+/// read, nor read again on `--resume`.
+fn is_pipe(path: &Path) -> bool {
+    path.as_os_str() == "-" || std::fs::metadata(path).is_ok_and(|m| !m.is_file())
 }
 
 /// Where to resume (`--resume`), or `None` for a fresh import, whose old
@@ -244,12 +257,8 @@ fn checkpoint_start(
     split: &Split,
 ) -> Result<Option<Vec<u64>>, CliError> {
     if !config_has_checkpoint(args) {
-        return match args.resume {
-            true => Err(CliError::Usage(
-                "--resume needs an input file, not stdin".into(),
-            )),
-            false => Ok(None),
-        };
+        debug_assert!(!args.resume, "refused by check_args");
+        return Ok(None);
     }
     if !args.resume {
         clear_checkpoint(config)?;
