@@ -93,7 +93,7 @@
 //! migrate between the cores), batch publish of 64 is a little behind it
 //! (0.92–0.98 ×) on the AMD machine though not on the Intel one, and the
 //! round-trip p99 is within a few per cent of the `disruptor` crate's but
-//! reliably below it: median per-round ratios 0.97–1.04 on the Intel
+//! not reliably below it: median per-round ratios 0.97–1.04 on the Intel
 //! machine, 1.03 and 1.06 on the AMD one, where either ring had the faster
 //! median round trip depending on the run.
 #![deny(unsafe_op_in_unsafe_fn)]
