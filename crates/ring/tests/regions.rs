@@ -6,13 +6,15 @@ use std::sync::{Arc, Mutex};
 
 use ringpipe_ring::pipeline::{Pipeline, PipelineError, Regions, Row, Sink, SinkError, Source};
 
-/// The ids `from + 1 ..= to` of one region, failing at `fail_at` if set.
+/// The ids `from + 1 ..= to` of one region, failing at `fail_at` if set
+/// (panicking there instead if `panics`).
 struct Region {
     columns: Vec<String>,
     from: u64,
     next: u64,
     to: u64,
     fail_at: Option<u64>,
+    panics: bool,
 }
 
 fn region(from: u64, to: u64) -> Region {
@@ -22,6 +24,7 @@ fn region(from: u64, to: u64) -> Region {
         next: from,
         to,
         fail_at: None,
+        panics: false,
     }
 }
 
@@ -40,6 +43,7 @@ impl Source for Region {
     fn next_row(&mut self, row: &mut Row) -> Result<bool, BadRecord> {
         self.next += 1;
         if self.fail_at == Some(self.next) {
+            assert!(!self.panics, "source bug at {}", self.next);
             return Err(BadRecord(self.next));
         }
         row.clear();
@@ -265,4 +269,30 @@ fn a_failing_sink_stops_every_region() {
     // The failing batch rolled back: a prefix of the ids before it stays.
     let second = committed_run(&rows, 1, 10_000_001);
     assert!(second <= 50_000, "{second} rows, some past the failing one");
+}
+
+#[test]
+fn a_panicking_source_stops_every_region_and_the_panic_goes_on() {
+    let log = Log::default();
+    let mut buggy = region(10_000_000, 10_100_000);
+    buggy.fail_at = Some(10_050_001);
+    buggy.panics = true;
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        Regions::new(vec![
+            Pipeline::new(region(0, 10_000_000)).batch_rows(1_000),
+            Pipeline::new(buggy).batch_rows(1_000),
+        ])
+        .run(recording(&log))
+    }));
+    let panic = run.expect_err("the source's panic reaches the caller");
+    assert_eq!(
+        panic.downcast_ref::<String>().map(String::as_str),
+        Some("source bug at 10050001")
+    );
+    let rows = sorted(&log);
+    let first = committed_run(&rows, 0, 1);
+    assert!(
+        first < 9_900_000,
+        "the earlier region stopped early ({first} rows)"
+    );
 }

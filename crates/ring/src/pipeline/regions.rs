@@ -1,6 +1,7 @@
 //! Several pipelines as one run: an input split into regions, each read by
 //! its own source into its own ring and shards, at the same time.
 
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -26,8 +27,9 @@ use super::{Pipeline, PipelineError, PipelineFailure, Progress, RunSummary, Sink
 /// When a region's source fails (bad input), the regions after it stop at
 /// their next block of rows and commit what they had read, while the
 /// regions before it, whose records all come before the fault, run to their
-/// end; when anything else fails, every region stops so. The run reports
-/// the first failing region's error.
+/// end; when anything else fails, every region stops so (also when a
+/// source panics, whose panic the run then resumes). The run reports the
+/// first failing region's error.
 ///
 /// # Examples
 ///
@@ -132,39 +134,45 @@ impl<S: Source> Regions<S> {
                     std::thread::Builder::new()
                         .name(format!("ringpipe-region-{region}"))
                         .spawn_scoped(scope, move || {
-                            let result = pipeline.run_with_progress(
-                                |shard| make_sink(offset + shard),
-                                |p| {
-                                    let mut guard = progress.lock();
-                                    let (regions, on_progress) = &mut *guard;
-                                    regions[region] = *p;
-                                    let whole = regions
-                                        .iter()
-                                        .fold(Progress::default(), |sum, p| sum.merge(p));
-                                    on_progress(&whole);
-                                },
-                            );
-                            if let Err(failure) = &result {
-                                let bad_input = matches!(failure.error, PipelineError::Source(_));
-                                for (other, stop) in stops.iter().enumerate() {
-                                    if !bad_input || other > region {
-                                        // Relaxed: the flag carries no data;
-                                        // each region commits its own rows.
-                                        stop.store(true, Ordering::Relaxed);
-                                    }
+                            let run = catch_unwind(AssertUnwindSafe(|| {
+                                pipeline.run_with_progress(
+                                    |shard| make_sink(offset + shard),
+                                    |p| {
+                                        let mut guard = progress.lock();
+                                        let (regions, on_progress) = &mut *guard;
+                                        regions[region] = *p;
+                                        let whole = regions
+                                            .iter()
+                                            .fold(Progress::default(), |sum, p| sum.merge(p));
+                                        on_progress(&whole);
+                                    },
+                                )
+                            }));
+                            let stop_from = match &run {
+                                Ok(Ok(_)) => None,
+                                // Bad input: the regions before it hold only
+                                // records before the fault.
+                                Ok(Err(failure))
+                                    if matches!(failure.error, PipelineError::Source(_)) =>
+                                {
+                                    Some(region + 1)
                                 }
+                                // A sink failed, or the source panicked.
+                                Ok(Err(_)) | Err(_) => Some(0),
+                            };
+                            for stop in stops.iter().skip(stop_from.unwrap_or(stops.len())) {
+                                // Relaxed: the flag carries no data; each
+                                // region commits its own rows.
+                                stop.store(true, Ordering::Relaxed);
                             }
-                            result
+                            run.unwrap_or_else(|panic| resume_unwind(panic))
                         })
                         .expect("spawn a region thread")
                 })
                 .collect();
             threads
                 .into_iter()
-                .map(|t| {
-                    t.join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                })
+                .map(|t| t.join().unwrap_or_else(|panic| resume_unwind(panic)))
                 .collect()
         });
         combine(results, started)
