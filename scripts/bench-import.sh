@@ -7,7 +7,8 @@
 #   RINGPIPE_BENCH_ROWS=200000 scripts/bench-import.sh
 #
 # Contenders:
-#   ringpipe           every write path × shards 1, 2, 4
+#   ringpipe           every write path × shards 1, 2, 4 (the file read in one
+#                      region per shard, the default)
 #   LOAD DATA          LOCAL INFILE of a ready TSV (XML → TSV conversion timed apart)
 #   LOAD XML           LOCAL INFILE ... ROWS IDENTIFIED BY '<product>' on a slice
 #                      (it runs at hundreds of rows/s), extrapolated
