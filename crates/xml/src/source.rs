@@ -160,7 +160,9 @@ impl XmlSource {
     /// numbers of the whole file. The split points are found on a thread of
     /// their own, by a scan of the file with the lexer alone, while the
     /// first region already reads; a later region starts on its first
-    /// `next_row` once its split point is known.
+    /// `next_row` once its split point is known. For progress, the first
+    /// source reports the whole file's size as its total and the others
+    /// none, so the sum of the sources' readings is the file's.
     ///
     /// Gzip, stdin, pipes and input in another encoding than UTF-8 come
     /// back as one source. When the records run out before a split point (or the markup

@@ -107,7 +107,8 @@ impl RunSummary {
 impl Progress {
     /// The progress of several runs done at once.
     pub fn merge(self, other: &Progress) -> Progress {
-        // A region that does not know its size yet counts as none of it.
+        // A source that knows no total adds none (a later region of a
+        // file, whose first region reports the file's whole size).
         let total = match (self.source.bytes_total, other.source.bytes_total) {
             (Some(a), Some(b)) => Some(a + b),
             (known, None) | (None, known) => known,
