@@ -187,13 +187,15 @@ fn bad_input_stops_the_later_regions_and_its_error_is_reported() {
 }
 
 #[test]
-fn bad_input_lets_the_earlier_regions_finish() {
+fn bad_input_lets_the_earlier_regions_finish_and_stops_the_later_ones() {
     let log = Log::default();
     let mut bad = region(200_000, 300_000);
     bad.fail_at = Some(200_101);
     let failure = Regions::new(vec![
         Pipeline::new(region(0, 200_000)).batch_rows(1_000),
         Pipeline::new(bad).batch_rows(1_000),
+        // Stopped by the fault before it, it must not stop the first region.
+        Pipeline::new(region(300_000, 10_300_000)).batch_rows(1_000),
     ])
     .run(recording(&log))
     .unwrap_err();
@@ -208,6 +210,11 @@ fn bad_input_lets_the_earlier_regions_finish() {
         "every record before the fault is committed"
     );
     assert_eq!(committed_run(&rows, 1, 200_001), 100);
+    let later = committed_run(&rows, 2, 300_001);
+    assert!(
+        later < 9_900_000,
+        "the later region stopped early ({later} rows)"
+    );
 }
 
 /// Fails for good when it is handed `fatal_id`.

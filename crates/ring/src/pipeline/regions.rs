@@ -149,7 +149,14 @@ impl<S: Source> Regions<S> {
                                 )
                             }));
                             let stop_from = match &run {
+                                // A region that was stopped stops no more:
+                                // whoever stopped it chose which to stop.
                                 Ok(Ok(_)) => None,
+                                Ok(Err(failure))
+                                    if matches!(failure.error, PipelineError::Stopped) =>
+                                {
+                                    None
+                                }
                                 // Bad input: the regions before it hold only
                                 // records before the fault.
                                 Ok(Err(failure))
