@@ -16,6 +16,8 @@ pub struct ImportReport {
     pub write_path: String,
     /// Sink connections.
     pub shards: usize,
+    /// Regions of the input parsed at once (1: one parser feeds every shard).
+    pub regions: usize,
     /// Records parsed.
     pub rows_read: u64,
     /// Rows committed by this run.
@@ -76,8 +78,8 @@ impl fmt::Display for ImportReport {
         writeln!(f, "  peak RSS        {:.1} MiB", self.peak_rss_mib)?;
         writeln!(
             f,
-            "  write path      {} × {} shards",
-            self.write_path, self.shards
+            "  write path      {} × {} shards, {} region(s) parsed at once",
+            self.write_path, self.shards, self.regions
         )?;
         writeln!(
             f,

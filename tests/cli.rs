@@ -25,6 +25,7 @@ fn import_reports_json_and_stores_every_row() {
     assert_eq!(report["rows_read"], 3_000);
     assert_eq!(report["rows_written"], 3_000);
     assert_eq!(report["shards"], 3);
+    assert_eq!(report["regions"], 3, "a region per shard by default");
     assert_eq!(count("cli_import_json"), 3_000);
 }
 
@@ -51,6 +52,8 @@ fn a_named_pipe_is_read_once_whole_and_cannot_be_resumed() {
     let output = import(&fifo, "cli_fifo", &["--shards", "2", "--json"]);
     writer.join().unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(report["regions"], 1, "a pipe is read as one region");
     assert_eq!(count("cli_fifo"), 3_000, "every record, read once");
     fresh_table("cli_fifo_file");
     assert!(import(&file, "cli_fifo_file", &[]).status.success());

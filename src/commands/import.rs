@@ -52,7 +52,7 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         let regions = Regions::new(pipelines.collect());
         let summary = regions.run_with_progress(|_| Ok(DiscardSink), |p| progress.update(p));
         progress.finish();
-        report(&args, "none (dry run)", &summary?, 0, None)
+        report(&args, &split, "none (dry run)", &summary?, 0, None)
     } else {
         let config = sink_config(&args, &columns, &split)?;
         let pipelines: Vec<_> = match checkpoint_start(&args, &config, &columns, &split)? {
@@ -77,7 +77,7 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         }
         let server = before.and_then(|b| Some(ServerStats::read(&args.url).ok()?.delta(&b)));
         let path = format!("{:?}", target.write_path());
-        report(&args, &path, &summary, target.rejected(), server)
+        report(&args, &split, &path, &summary, target.rejected(), server)
     };
     let mut out = std::io::stdout().lock();
     match args.json {
@@ -362,6 +362,7 @@ fn retry_for(limit: Duration) -> RewindStrategy {
 
 fn report(
     args: &ImportArgs,
+    split: &Split,
     write_path: &str,
     summary: &RunSummary,
     rejected: u64,
@@ -373,6 +374,7 @@ fn report(
         table: args.table.clone(),
         write_path: write_path.to_owned(),
         shards: summary.shards,
+        regions: split.regions.len(),
         rows_read: summary.rows_read,
         rows_written: summary.rows_written,
         rows_skipped: summary.rows_skipped,
