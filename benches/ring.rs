@@ -498,7 +498,7 @@ fn main() {
     }
     if let Some(latency) = &latency {
         println!(
-            "Round-trip latency, ping-pong, {} round trips per run for the rings and {} for the channels, pinned cores 0/1, busy-spin rings:",
+            "Round-trip latency, ping-pong, {} round trips per run for the rings and {} for the channels, pinned cores 0/1, busy-spin rings (ours with its publication markers in the slots):",
             config.trips.measured,
             config.channel_trips().measured,
         );

@@ -25,13 +25,23 @@ pub(crate) struct SequenceBarrier<E> {
     ring: Arc<RingBuffer<E>>,
     /// The previous stage's sequences; empty for the first stage.
     upstream: Box<[Arc<Sequence>]>,
+    /// First stage of a marked ring: how many slots' markers one look reads
+    /// at most (the processor's largest batch; it takes no more at once).
+    scan: i64,
 }
 
 impl<E> SequenceBarrier<E> {
-    pub(crate) fn new(ring: Arc<RingBuffer<E>>, upstream: Vec<Arc<Sequence>>) -> Self {
+    /// A barrier for a processor taking at most `max_batch` events at once.
+    pub(crate) fn new(
+        ring: Arc<RingBuffer<E>>,
+        upstream: Vec<Arc<Sequence>>,
+        max_batch: usize,
+    ) -> Self {
+        let scan = max_batch.clamp(1, ring.capacity()) as i64;
         SequenceBarrier {
             ring,
             upstream: upstream.into_boxed_slice(),
+            scan,
         }
     }
 
@@ -85,7 +95,20 @@ impl<E> SequenceBarrier<E> {
     /// The highest readable sequence if `sequence` is readable.
     #[inline]
     fn available(&self, sequence: i64) -> Option<i64> {
-        if self.upstream.is_empty() {
+        if self.upstream.is_empty() && self.ring.publishes_in_slots() {
+            // The slot's own marker, not the cursor: polling it brings the
+            // event's cache line over with it (see `RingBuffer`). The
+            // Acquire loads in `is_published` pair with the producers'
+            // Release stores in `publish`.
+            if !self.ring.is_published(sequence) {
+                return None;
+            }
+            // Whatever else is published already goes in the same batch;
+            // stop before the first gap. (Reading the cursor for this would
+            // cost the hand-off the very line transfer the markers save.)
+            let limit = sequence + self.scan - 1;
+            Some(self.ring.highest_published(sequence + 1, limit))
+        } else if self.upstream.is_empty() {
             // Acquire (in `get`): pairs with the producer's Release publish.
             let cursor = self.ring.cursor.get();
             if cursor < sequence {

@@ -81,6 +81,18 @@
 //!   strategy's bookkeeping per poll. On the Intel machine that took the
 //!   ping-pong's median round trip from 1.24 × the `disruptor` crate's to
 //!   1.02–1.07 ×, and its p99 from 1.10 × to 0.99–1.04 ×.
+//! * **Publication in the slot, for latency.** In a ring built with
+//!   [`RingBuilder::publish_in_slots`], each slot carries the sequence last
+//!   published into it, beside the event, and a first-stage processor polls
+//!   that marker instead of the cursor: a hand-off moves one cache line
+//!   between the cores instead of two (the cursor's, then the slot's). The
+//!   ping-pong's p99 went from parity with the `disruptor` crate (per-round
+//!   ratios 0.97–1.06) to **0.67–0.68 ×**, its median round trip from ~1.03 ×
+//!   to 0.78–0.87 ×. It is a choice per ring because a small event then
+//!   takes a bigger slot and every event a marker store and load (a build
+//!   that marked every ring ran batch publish of `u64` events at 0.39 ×);
+//!   the processor runs one loop per layout, so the default layout's batch
+//!   throughput is unchanged.
 //! * **Spinning that respects the machine.** Busy-spin polls for a few
 //!   microseconds (4,096 polls) before pausing between polls and yields once
 //!   every 4,096 steps, so a ring with more busy threads than cores still
@@ -92,10 +104,9 @@
 //! the `disruptor` crate (both rings run at the rate the slots' cache lines
 //! migrate between the cores), batch publish of 64 is a little behind it
 //! (0.92–0.98 ×) on the AMD machine though not on the Intel one, and the
-//! round-trip p99 is within a few per cent of the `disruptor` crate's but
-//! not reliably below it: median per-round ratios 0.97–1.04 on the Intel
-//! machine, 1.03 and 1.06 on the AMD one, where either ring had the faster
-//! median round trip depending on the run.
+//! round trip of a ring in the default layout is at parity with the
+//! `disruptor` crate's (per-round p99 ratios 0.97–1.06), not below it; build
+//! a latency-bound ring with [`RingBuilder::publish_in_slots`].
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod barrier;

@@ -47,14 +47,19 @@ const EVENTS: i64 = 3;
 /// What a slot holds before its first publication.
 const UNWRITTEN: u64 = u64::MAX;
 
-/// Runs `f` under loom, with a preemption bound of 2 unless
+/// Runs `f` under loom for each slot layout (`f(false)`: the plain one,
+/// `f(true)`: markers in the slots), with a preemption bound of 2 unless
 /// `LOOM_MAX_PREEMPTIONS` says otherwise.
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(2);
+fn model(f: impl Fn(bool) + Sync + Send + 'static) {
+    let f = std::sync::Arc::new(f);
+    for markers in [false, true] {
+        let mut builder = loom::model::Builder::new();
+        if builder.preemption_bound.is_none() {
+            builder.preemption_bound = Some(2);
+        }
+        let f = std::sync::Arc::clone(&f);
+        builder.check(move || f(markers));
     }
-    builder.check(f);
 }
 
 fn sequence() -> Arc<Sequence> {
@@ -66,6 +71,7 @@ fn ring<E>(
     factory: impl FnMut() -> E,
     multi: bool,
     gating: &[Arc<Sequence>],
+    markers: bool,
 ) -> Arc<RingBuffer<E>> {
     Arc::new(RingBuffer::new(
         capacity,
@@ -73,6 +79,7 @@ fn ring<E>(
         multi,
         gating.to_vec(),
         WaitStrategy::busy_spin(),
+        markers,
     ))
 }
 
@@ -133,7 +140,7 @@ fn parts<E>(
     ProcessorParts {
         name: "loom".into(),
         ring: Arc::clone(ring),
-        barrier: SequenceBarrier::new(Arc::clone(ring), upstream.to_vec()),
+        barrier: SequenceBarrier::new(Arc::clone(ring), upstream.to_vec(), usize::MAX),
         sequence: Arc::clone(own),
         stats: Arc::new(CachePadded::new(ProcessorStats::default())),
         shard,
@@ -184,12 +191,12 @@ fn failure<E>(ring: &RingBuffer<E>) -> Option<String> {
 
 #[test]
 fn loom_single_producer_wraps_without_overwriting_unread_slots() {
-    model(|| {
+    model(|markers| {
         let consumed = sequence();
-        let ring = ring(2, || UNWRITTEN, false, &[Arc::clone(&consumed)]);
+        let ring = ring(2, || UNWRITTEN, false, &[Arc::clone(&consumed)], markers);
         let mut producer = Producer::new(Arc::clone(&ring));
         let producer = thread::spawn(move || produce(&mut producer, 0..EVENTS));
-        let barrier = SequenceBarrier::new(Arc::clone(&ring), Vec::new());
+        let barrier = SequenceBarrier::new(Arc::clone(&ring), Vec::new(), usize::MAX);
         // SAFETY: `consume` reads only sequences the barrier released and
         // sets `consumed` (which gates the producer) only afterwards.
         let seen = consume(&barrier, &consumed, |s| unsafe { read(&ring, s) });
@@ -200,9 +207,9 @@ fn loom_single_producer_wraps_without_overwriting_unread_slots() {
 
 #[test]
 fn loom_multi_producer_delivers_each_event_once_and_never_a_gap() {
-    model(|| {
+    model(|markers| {
         let consumed = sequence();
-        let ring = ring(2, || UNWRITTEN, true, &[Arc::clone(&consumed)]);
+        let ring = ring(2, || UNWRITTEN, true, &[Arc::clone(&consumed)], markers);
         // Producer 1 publishes 10; producer 2 publishes 20 and 21. The claim
         // order between them is up to the scheduler.
         let producers: Vec<_> = [(1u64, 1u64), (2, 2)]
@@ -216,7 +223,7 @@ fn loom_multi_producer_delivers_each_event_once_and_never_a_gap() {
                 })
             })
             .collect();
-        let barrier = SequenceBarrier::new(Arc::clone(&ring), Vec::new());
+        let barrier = SequenceBarrier::new(Arc::clone(&ring), Vec::new(), usize::MAX);
         // SAFETY: as in the single-producer model; an unpublished sequence
         // returned by the barrier would race with its producer's write.
         let mut seen = consume(&barrier, &consumed, |s| unsafe { read(&ring, s) });
@@ -233,14 +240,20 @@ fn loom_second_stage_sees_an_event_only_after_the_first_finished_it() {
     // Stage A (exclusive) stamps each event in place on its own thread;
     // the main thread is stage B, which reads the stamps, and the producer,
     // which claims with `try_next` between B's batches.
-    model(|| {
+    model(|markers| {
         let stage_a = sequence();
         let stage_b = sequence();
-        let ring = ring(2, || [UNWRITTEN; 2], false, &[Arc::clone(&stage_b)]);
+        let ring = ring(
+            2,
+            || [UNWRITTEN; 2],
+            false,
+            &[Arc::clone(&stage_b)],
+            markers,
+        );
         let a = {
             let (ring, own) = (Arc::clone(&ring), Arc::clone(&stage_a));
             thread::spawn(move || {
-                let barrier = SequenceBarrier::new(Arc::clone(&ring), Vec::new());
+                let barrier = SequenceBarrier::new(Arc::clone(&ring), Vec::new(), usize::MAX);
                 consume(&barrier, &own, |s| {
                     // SAFETY: A is alone in its stage and B waits for A's
                     // sequence, so A holds the slot exclusively here.
@@ -250,7 +263,8 @@ fn loom_second_stage_sees_an_event_only_after_the_first_finished_it() {
             })
         };
         let mut producer = Producer::new(Arc::clone(&ring));
-        let barrier = SequenceBarrier::new(Arc::clone(&ring), vec![Arc::clone(&stage_a)]);
+        let barrier =
+            SequenceBarrier::new(Arc::clone(&ring), vec![Arc::clone(&stage_a)], usize::MAX);
         let (mut published, mut next, mut stamps) = (0, 0, Vec::new());
         while next < EVENTS {
             while published < EVENTS {
@@ -292,9 +306,9 @@ impl EventHandler<u64> for Recorder {
 fn loom_sharded_processors_handle_each_event_once_in_the_right_shard() {
     // Two `Shard::Modulo` processors over a 4-slot ring the main thread
     // prefilled; the main thread runs shard 1 itself.
-    model(|| {
+    model(|markers| {
         let shards = [sequence(), sequence()];
-        let ring = ring(4, || UNWRITTEN, false, &shards);
+        let ring = ring(4, || UNWRITTEN, false, &shards, markers);
         produce(&mut Producer::new(Arc::clone(&ring)), 0..EVENTS);
         let out = Arc::new(Mutex::new(Vec::new()));
         let done = HaltWhenDone::new(&ring);
@@ -395,9 +409,9 @@ fn counts(commits: &[AtomicU64]) -> Vec<u64> {
 fn loom_producer_never_overwrites_a_batch_being_replayed() {
     // The rewinding processor gates the producer directly: a replay rereads
     // slots the producer is waiting to reuse.
-    model(|| {
+    model(|markers| {
         let own = sequence();
-        let ring = ring(2, || UNWRITTEN, false, &[Arc::clone(&own)]);
+        let ring = ring(2, || UNWRITTEN, false, &[Arc::clone(&own)], markers);
         let commits = commit_counts();
         let flaky = Flaky::new(&commits, Some(HaltWhenDone::new(&ring)));
         let deliveries = Arc::clone(&flaky.deliveries);
@@ -440,10 +454,10 @@ impl EventHandlerMut<u64> for Committed {
 fn loom_downstream_sees_a_rewound_batch_once_and_only_after_it_succeeded() {
     // A prefilled 4-slot ring; the rewinding stage runs on its own thread,
     // the main thread runs the (exclusive) stage behind it.
-    model(|| {
+    model(|markers| {
         let first = sequence();
         let second = sequence();
-        let ring = ring(4, || UNWRITTEN, false, &[Arc::clone(&second)]);
+        let ring = ring(4, || UNWRITTEN, false, &[Arc::clone(&second)], markers);
         produce(&mut Producer::new(Arc::clone(&ring)), 0..EVENTS);
         let commits = commit_counts();
         let flaky = Flaky::new(&commits, None);

@@ -151,6 +151,28 @@ impl<E, D: Dispatch<E>> BatchProcessor<E, D> {
         available: i64,
         at: &mut i64,
     ) -> Result<(), AttemptError> {
+        // One loop per slot layout, each with a constant stride.
+        match self.parts.ring.publishes_in_slots() {
+            // SAFETY: the ring's own layout.
+            false => unsafe { self.deliver_in::<false>(first, last, available, at) },
+            // SAFETY: the ring's own layout.
+            true => unsafe { self.deliver_in::<true>(first, last, available, at) },
+        }
+    }
+
+    /// [`deliver`](Self::deliver) in the layout `MARKED`.
+    ///
+    /// # Safety
+    ///
+    /// `MARKED == self.parts.ring.publishes_in_slots()`.
+    #[inline(always)]
+    unsafe fn deliver_in<const MARKED: bool>(
+        &mut self,
+        first: i64,
+        last: i64,
+        available: i64,
+        at: &mut i64,
+    ) -> Result<(), AttemptError> {
         let (parts, handler) = (&self.parts, &mut self.handler);
         let ring = &*parts.ring;
         let Some(owned) = parts.shard.plan(ring, first, last) else {
@@ -160,13 +182,18 @@ impl<E, D: Dispatch<E>> BatchProcessor<E, D> {
         if let Shard::All = parts.shard {
             for sequence in first..last + 1 {
                 *at = sequence;
-                dispatch(handler, ring, sequence, sequence == last)?;
+                // SAFETY: `MARKED` is the ring's layout (this function's
+                // contract).
+                unsafe { dispatch::<_, _, MARKED>(handler, ring, sequence, sequence == last) }?;
             }
         } else {
             let mut next = parts.shard.next_owned(ring, first, last);
             while let Some(sequence) = next {
                 *at = sequence;
-                dispatch(handler, ring, sequence, sequence == owned.last)?;
+                // SAFETY: as above.
+                unsafe {
+                    dispatch::<_, _, MARKED>(handler, ring, sequence, sequence == owned.last)
+                }?;
                 next = parts.shard.next_owned(ring, sequence + 1, last);
             }
         }
@@ -220,20 +247,26 @@ impl<E, D: Dispatch<E>> BatchProcessor<E, D> {
 }
 
 /// Delivers one event of the current batch to `handler`.
+///
+/// # Safety
+///
+/// `MARKED == ring.publishes_in_slots()`.
 #[inline(always)]
-fn dispatch<E, D: Dispatch<E>>(
+unsafe fn dispatch<E, D: Dispatch<E>, const MARKED: bool>(
     handler: &mut D,
     ring: &RingBuffer<E>,
     sequence: i64,
     end_of_batch: bool,
 ) -> Result<(), AttemptError> {
+    // SAFETY: `MARKED` is the ring's layout (this function's contract).
+    let slot = unsafe { ring.slot_in::<MARKED>(sequence) };
     // SAFETY: `sequence` is in the batch the barrier released to this
     // processor (published, and finished by every upstream stage), and the
     // processor's own sequence has not passed it, so later stages and the
     // producers keep off it. Exclusive handlers are the only member of their
     // stage, or own this sequence alone in their sharded group (the graph
     // enforces both), so their access is exclusive.
-    unsafe { handler.dispatch(ring.slot(sequence), sequence, end_of_batch) }
+    unsafe { handler.dispatch(slot, sequence, end_of_batch) }
         .map_err(|error| (Some(sequence), error))
 }
 

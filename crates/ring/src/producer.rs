@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use crate::exception::Failure;
-use crate::ring_buffer::RingBuffer;
+use crate::ring_buffer::{RingBuffer, SlotRuns};
 use crate::sequencer::{claim_multi, ClaimError, SingleSequencer};
 
 /// The only producer of a single-producer ring.
@@ -128,7 +128,7 @@ impl<E> Producer<E> {
     pub fn publish(&mut self, fill: impl FnOnce(&mut E)) -> Result<(), ClaimError> {
         let sequence = self.sequencer.claim(&self.ring, 1, true)?;
         fill_one(&self.ring, sequence, fill);
-        self.ring.publish_cursor(sequence);
+        self.ring.publish(sequence, sequence);
         Ok(())
     }
 
@@ -148,7 +148,7 @@ impl<E> Producer<E> {
         let last = self.sequencer.claim(&self.ring, n, true)?;
         self.sequencer.prefetch_ahead(&self.ring, last, n);
         fill_claimed(&self.ring, last - n + 1, last, fill);
-        self.ring.publish_cursor(last);
+        self.ring.publish(last - n + 1, last);
         Ok(())
     }
 
@@ -229,7 +229,7 @@ impl<E> MultiProducer<E> {
     pub fn publish(&self, fill: impl FnOnce(&mut E)) -> Result<(), ClaimError> {
         let sequence = claim_multi(&self.ring, 1, true)?;
         fill_one(&self.ring, sequence, fill);
-        self.ring.publish_available(sequence, sequence);
+        self.ring.publish(sequence, sequence);
         Ok(())
     }
 
@@ -247,7 +247,7 @@ impl<E> MultiProducer<E> {
         let n = checked_len(&self.ring, n);
         let last = claim_multi(&self.ring, n, true)?;
         fill_claimed(&self.ring, last - n + 1, last, fill);
-        self.ring.publish_available(last - n + 1, last);
+        self.ring.publish(last - n + 1, last);
         Ok(())
     }
 
@@ -273,13 +273,27 @@ fn fill_claimed<E>(
     };
     // Plain slice loops: no masking per slot, so simple fills vectorise.
     let mut index = 0;
-    for run in ring.slot_runs(first, last) {
-        for cell in run {
-            // SAFETY: the caller claimed `first..=last` and has not published
-            // it (see `Claim::get_mut`); each slot is borrowed only during
-            // `fill`.
-            cell.with_mut(|slot| fill(unsafe { &mut *slot }, index));
-            index += 1;
+    match ring.slot_runs(first, last) {
+        SlotRuns::Plain(runs) => {
+            for run in runs {
+                for cell in run {
+                    // SAFETY: the caller claimed `first..=last` and has not
+                    // published it (see `Claim::get_mut`); each slot is
+                    // borrowed only during `fill`.
+                    cell.with_mut(|slot| fill(unsafe { &mut *slot }, index));
+                    index += 1;
+                }
+            }
+        }
+        SlotRuns::Marked(runs) => {
+            for run in runs {
+                for slot in run {
+                    // SAFETY: as in the plain layout.
+                    slot.event()
+                        .with_mut(|event| fill(unsafe { &mut *event }, index));
+                    index += 1;
+                }
+            }
         }
     }
     std::mem::forget(guard);

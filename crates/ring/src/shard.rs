@@ -105,6 +105,7 @@ mod tests {
             false,
             Vec::new(),
             WaitStrategy::busy_spin(),
+            false,
         )
     }
 

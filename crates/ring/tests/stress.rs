@@ -1,5 +1,7 @@
 //! Stress: two producers → three sequence-sharded handlers → one downstream
-//! stage, millions of events, with and without injected rewinds.
+//! stage, millions of events, with and without injected rewinds, in both
+//! slot layouts (publication markers in the slots or not); and one producer
+//! publishing both producers' events in the marked layout.
 //!
 //! `RINGPIPE_STRESS_EVENTS` sets the number of events per test (default
 //! [`DEFAULT_EVENTS`], 10 million: about 7 s for both tests together in a
@@ -11,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use common::{mix, wait_until, within, Rng};
 use ringpipe_ring::{
-    EventHandler, HandlerError, MultiProducer, RewindStrategy, RingBuilder, WaitStrategy,
+    EventHandler, HandlerError, MultiProducer, Producer, RewindStrategy, RingBuilder, WaitStrategy,
 };
 
 /// Events per stress test when `RINGPIPE_STRESS_EVENTS` is unset.
@@ -227,8 +229,48 @@ fn produce(producer: MultiProducer<Event>, id: u64, count: u64) {
     }
 }
 
+/// One producer publishing what [`produce`] publishes for each of the
+/// [`PRODUCERS`], interleaved in claims of 1 to 16 slots.
+fn produce_alone(mut producer: Producer<Event>, count: u64) {
+    let mut counters = [0u64; PRODUCERS as usize];
+    let mut turn = 0;
+    while counters.iter().any(|&c| c < count) {
+        let id = turn % PRODUCERS;
+        turn += 1;
+        let base = counters[id as usize];
+        let n = (base % 16 + 1).min(count - base);
+        if n == 0 {
+            continue;
+        }
+        producer
+            .publish_batch(n as usize, |event, i| {
+                *event = Event {
+                    producer: id,
+                    counter: base + i as u64,
+                }
+            })
+            .expect("the ring does not halt");
+        counters[id as usize] += n;
+    }
+}
+
+/// How a stress run builds its ring.
+#[derive(Clone, Copy)]
+struct Setup {
+    rewind_percent: u64,
+    /// Publication markers in the slots (`RingBuilder::publish_in_slots`).
+    markers: bool,
+    /// One producer publishes every producer's events.
+    single_producer: bool,
+}
+
 /// Runs the whole topology over `total` events; checks every stage.
-fn run(total: u64, rewind_percent: u64) {
+fn run(total: u64, setup: Setup) {
+    let Setup {
+        rewind_percent,
+        markers,
+        single_producer,
+    } = setup;
     let shard_reports = Reports::default();
     let downstream_reports = Reports::default();
     let downstream = Downstream {
@@ -236,27 +278,41 @@ fn run(total: u64, rewind_percent: u64) {
         report: Report::default(),
         out: Arc::clone(&downstream_reports),
     };
-    let (producer, ring) = RingBuilder::new(CAPACITY, Event::default)
+    let builder = RingBuilder::new(CAPACITY, Event::default)
         .wait_strategy(WaitStrategy::yielding())
         .rewind_strategy(RewindStrategy::Always)
-        .thread_name("stress")
+        .thread_name("stress");
+    let builder = if markers {
+        builder.publish_in_slots()
+    } else {
+        builder
+    };
+    let builder = builder
         .handle_sharded(SHARDS, |i| {
             ShardChecker::new(i, rewind_percent, &shard_reports)
         })
-        .then(downstream)
-        .start_multi()
-        .unwrap();
+        .then(downstream);
 
     let per_producer = total / PRODUCERS;
-    let producers: Vec<_> = (0..PRODUCERS)
-        .map(|id| {
-            let producer = producer.clone();
-            std::thread::spawn(move || produce(producer, id, per_producer))
-        })
-        .collect();
-    for thread in producers {
-        thread.join().unwrap();
-    }
+    let ring = if single_producer {
+        let (producer, ring) = builder.start().unwrap();
+        std::thread::spawn(move || produce_alone(producer, per_producer))
+            .join()
+            .unwrap();
+        ring
+    } else {
+        let (producer, ring) = builder.start_multi().unwrap();
+        let producers: Vec<_> = (0..PRODUCERS)
+            .map(|id| {
+                let producer = producer.clone();
+                std::thread::spawn(move || produce(producer, id, per_producer))
+            })
+            .collect();
+        for thread in producers {
+            thread.join().unwrap();
+        }
+        ring
+    };
     let total = per_producer * PRODUCERS;
     let last = total as i64 - 1;
     wait_until("the last stage to drain", || {
@@ -311,12 +367,42 @@ fn run(total: u64, rewind_percent: u64) {
     assert_eq!(snapshots[SHARDS].rewinds, 0);
 }
 
+const PLAIN: Setup = Setup {
+    rewind_percent: 0,
+    markers: false,
+    single_producer: false,
+};
+
 #[test]
 fn two_producers_three_shards_one_downstream_every_event_once() {
-    run(events(), 0);
+    run(events(), PLAIN);
 }
 
 #[test]
 fn injected_rewinds_keep_commits_exact_and_downstream_exactly_once() {
-    run(events(), 1);
+    let setup = Setup {
+        rewind_percent: 1,
+        ..PLAIN
+    };
+    run(events(), setup);
+}
+
+#[test]
+fn markers_in_the_slots_two_producers_with_rewinds_every_event_once() {
+    let setup = Setup {
+        rewind_percent: 1,
+        markers: true,
+        ..PLAIN
+    };
+    run(events(), setup);
+}
+
+#[test]
+fn markers_in_the_slots_one_producer_every_event_once() {
+    let setup = Setup {
+        markers: true,
+        single_producer: true,
+        ..PLAIN
+    };
+    run(events(), setup);
 }
