@@ -186,35 +186,25 @@ fn a_failing_init_command_is_one_clear_line_with_exit_code_4() {
 
 #[test]
 fn bad_arguments_exit_with_code_2() {
-    let output = ringpipe(&[
-        "import",
-        "x.xml",
-        "--url",
-        &url(),
-        "--table",
-        "t",
-        "--columns",
-        "id",
-        "--shards",
-        "0",
-    ]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(stderr(&output).contains("--shards"));
-    for regions in ["0", "3"] {
-        let output = ringpipe(&[
+    let url = url();
+    let import_with = |extra: &[&str]| {
+        let base = [
             "import",
             "x.xml",
             "--url",
-            &url(),
+            &url,
             "--table",
             "t",
             "--columns",
             "id",
-            "--shards",
-            "2",
-            "--regions",
-            regions,
-        ]);
+        ];
+        ringpipe(&[&base[..], extra].concat())
+    };
+    let output = import_with(&["--shards", "0"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("--shards"));
+    for regions in ["0", "3"] {
+        let output = import_with(&["--shards", "2", "--regions", regions]);
         assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
         assert!(
             stderr(&output).contains("--regions must divide --shards (2), not"),
