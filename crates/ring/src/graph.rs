@@ -150,8 +150,9 @@ impl<E: Send + Sync + 'static> RingBuilder<E> {
     /// crate's (per-round median), where the default layout is at parity.
     /// The cost: every event stores and loads its marker, and a small event
     /// takes a bigger slot (a `u64` takes 16 bytes): batch publish of `u64`
-    /// events ran at 0.39 × the `disruptor` crate in this layout
-    /// (docs/benchmarks.md). Off by default.
+    /// events ran at 0.32–0.39 × the `disruptor` crate in this layout, and
+    /// one-at-a-time publish at 2.4 × instead of 3.8 × (docs/benchmarks.md).
+    /// Off by default.
     pub fn publish_in_slots(mut self) -> Self {
         self.publish_in_slots = true;
         self

@@ -89,8 +89,8 @@
 //!   ping-pong's p99 went from parity with the `disruptor` crate (per-round
 //!   ratios 0.97–1.06) to **0.67–0.68 ×**, its median round trip from ~1.03 ×
 //!   to 0.78–0.87 ×. It is a choice per ring because a small event then
-//!   takes a bigger slot and every event a marker store and load (a build
-//!   that marked every ring ran batch publish of `u64` events at 0.39 ×);
+//!   takes a bigger slot and every event a marker store and load (marked
+//!   rings ran batch publish of `u64` events at 0.32–0.39 ×);
 //!   the processor runs one loop per layout, so the default layout's batch
 //!   throughput is unchanged.
 //! * **Spinning that respects the machine.** Busy-spin polls for a few
