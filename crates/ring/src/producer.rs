@@ -127,8 +127,24 @@ impl<E> Producer<E> {
     #[inline]
     pub fn publish(&mut self, fill: impl FnOnce(&mut E)) -> Result<(), ClaimError> {
         let sequence = self.sequencer.claim(&self.ring, 1, true)?;
-        fill_one(&self.ring, sequence, fill);
-        self.ring.publish(sequence, sequence);
+        let ring = &*self.ring;
+        // Once per cache line of slots: fetch the line 2 KiB on for writing,
+        // as `publish_batch` does (see `SingleSequencer::prefetch_ahead`).
+        if (sequence as u64) % slots_per_line::<E>() == 0 {
+            self.sequencer.prefetch_ahead(ring, sequence, 1);
+        }
+        // One branch on the layout, then a constant stride and no further
+        // layout checks (the slot store may alias the ring, so every check
+        // after it would reload its flag).
+        if ring.publishes_in_slots() {
+            // SAFETY: the layout is the one just checked.
+            unsafe { fill_one_in::<E, true>(ring, sequence, fill) };
+            ring.publish_single::<true>(sequence, sequence);
+        } else {
+            // SAFETY: as above.
+            unsafe { fill_one_in::<E, false>(ring, sequence, fill) };
+            ring.publish_single::<false>(sequence, sequence);
+        }
         Ok(())
     }
 
@@ -306,6 +322,38 @@ fn fill_one<E>(ring: &RingBuffer<E>, sequence: i64, fill: impl FnOnce(&mut E)) {
     // SAFETY: as in `fill_claimed`.
     ring.slot(sequence)
         .with_mut(|slot| fill(unsafe { &mut *slot }));
+    std::mem::forget(guard);
+}
+
+/// Events of type `E` per 64-byte cache line in the plain layout (1 for
+/// events of a line or more); a power of two for power-of-two sizes.
+#[inline(always)]
+const fn slots_per_line<E>() -> u64 {
+    let size = std::mem::size_of::<E>();
+    if size == 0 || size >= 64 {
+        1
+    } else {
+        (64 / size) as u64
+    }
+}
+
+/// [`fill_one`] in a layout the caller names (a constant stride).
+///
+/// # Safety
+///
+/// `MARKED == ring.publishes_in_slots()`.
+#[inline(always)]
+unsafe fn fill_one_in<E, const MARKED: bool>(
+    ring: &RingBuffer<E>,
+    sequence: i64,
+    fill: impl FnOnce(&mut E),
+) {
+    let guard = HaltOnUnwind { ring, sequence };
+    // SAFETY: the caller named the ring's layout; the slot's use is as in
+    // `fill_claimed`.
+    let cell = unsafe { ring.slot_in::<MARKED>(sequence) };
+    // SAFETY: as in `fill_claimed`.
+    cell.with_mut(|slot| fill(unsafe { &mut *slot }));
     std::mem::forget(guard);
 }
 

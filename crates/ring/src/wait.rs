@@ -23,15 +23,18 @@ use crate::sync::{fence, spin_hint, yield_now, AtomicU64, Ordering};
 /// The spinning kinds (busy-spin, yielding) *gather*: a processor that
 /// finishes a batch and finds fewer than 256 events already waiting (so the
 /// producer is streaming and the processor is right behind it) pauses for
-/// 8 PAUSEs (~200 ns on the benchmark machine) before taking them, up to
-/// four times while more keep arriving. Each poll of the cursor steals its
+/// 8 PAUSEs before taking them, looks how far the batch grew, and pauses
+/// once more for as long as the batch needs at that rate to reach 256
+/// events (at most four looks and 128 PAUSEs: ~1.8 µs where a PAUSE takes
+/// 14 ns, ~3.2 µs where it takes 25). Each poll of the cursor steals its
 /// cache line from the producer, so a processor polling right behind a
 /// streaming producer takes batches of a few events and slows the producer
-/// down; gathering turned batches of ~8 events into ~200 and raised 1P→1C
-/// busy-spin throughput by 20–30% (docs/benchmarks.md). A processor that
-/// had to *wait* for its next event never gathers, so a lone event (a
-/// request, a ping) is handed over at once; gathering costs at most 32
-/// PAUSEs (~800 ns there), and only on events that were already queued.
+/// down: gathering turned batches of ~8 events into ~200 and raised 1P→1C
+/// busy-spin throughput by 20–30%, and pacing the second pause by the rate
+/// gathers ~400 and raised it by another ~1.6× (docs/benchmarks.md). A
+/// processor that had to *wait* for its next event never gathers, so a
+/// lone event (a request, a ping) is handed over at once; gathering delays
+/// only events that were already queued.
 /// [`without_gathering`](Self::without_gathering) turns it off.
 ///
 /// Every strategy makes progress with more busy threads than cores: even
@@ -70,8 +73,11 @@ const HOT_POLLS: u32 = if cfg!(loom) { 2 } else { 4096 };
 const GATHER_ENOUGH: i64 = 256;
 /// ...otherwise the processor pauses this many PAUSEs (~25 ns each here)...
 const GATHER_PAUSES: u32 = if cfg!(loom) { 1 } else { 8 };
-/// ...and looks again, at most this many times, while the batch still grows.
+/// ...and looks again (after a pause paced by the growth it saw), at most
+/// this many times, while the batch still grows...
 const GATHER_ROUNDS: u32 = if cfg!(loom) { 1 } else { 4 };
+/// ...pausing no more than this many PAUSEs in all.
+const GATHER_BUDGET: u32 = if cfg!(loom) { 1 } else { 128 };
 /// Spins before the yielding strategy starts yielding.
 const YIELDING_SPINS: u32 = 100;
 /// Longest a blocked thread sleeps before it re-checks by itself. Wake-ups
@@ -244,20 +250,51 @@ impl Waiter {
 /// one found so far, `poll` reads the highest readable one again. Pauses
 /// without touching the producer's cache lines, then polls; stops as soon
 /// as the batch is long enough, stops growing (the producer paused: hand
-/// over now), or after [`GATHER_ROUNDS`] looks. Returns the new highest.
+/// over now), after [`GATHER_ROUNDS`] looks or [`GATHER_BUDGET`] PAUSEs.
+/// Returns the new highest.
 #[inline]
-pub(crate) fn gather(first: i64, mut seen: i64, mut poll: impl FnMut() -> i64) -> i64 {
+pub(crate) fn gather(first: i64, seen: i64, poll: impl FnMut() -> i64) -> i64 {
+    gather_paced(first, seen, poll, |pauses| {
+        for _ in 0..pauses {
+            spin_hint();
+        }
+    })
+}
+
+/// [`gather`] with its pauses made by `pause(n)` (n PAUSEs), so that tests
+/// can count them.
+///
+/// After the first short pause the batch's growth tells the producer's
+/// rate, and the next pause lasts as long as the batch needs at that rate
+/// to reach [`GATHER_ENOUGH`]: one more look instead of several. Every look
+/// takes the cursor's cache line from the producer, whose next publication
+/// then waits for it; with fixed pauses of 8 PAUSEs (14 ns each on the
+/// Intel benchmark machine) four looks gathered ~150 events and 1P→1C
+/// busy-spin ran at 140–230 M events/s, paced it gathers ~400 and runs at
+/// 220–340 M (docs/benchmarks.md).
+#[inline]
+fn gather_paced(
+    first: i64,
+    mut seen: i64,
+    mut poll: impl FnMut() -> i64,
+    mut pause: impl FnMut(u32),
+) -> i64 {
     if seen - first + 1 >= GATHER_ENOUGH {
         return seen;
     }
+    let mut pauses = GATHER_PAUSES;
+    let mut budget = GATHER_BUDGET;
     for _ in 0..GATHER_ROUNDS {
-        for _ in 0..GATHER_PAUSES {
-            spin_hint();
-        }
+        pause(pauses);
+        budget -= pauses;
         let now = poll();
-        if now == seen || now - first + 1 >= GATHER_ENOUGH {
+        if now == seen || now - first + 1 >= GATHER_ENOUGH || budget == 0 {
             return now;
         }
+        let missing = GATHER_ENOUGH - (now - first + 1);
+        let grown = now - seen;
+        let wanted = (i64::from(pauses) * missing + grown - 1) / grown;
+        pauses = wanted.clamp(1, i64::from(budget)) as u32;
         seen = now;
     }
     seen
@@ -391,11 +428,11 @@ mod tests {
 
     #[test]
     fn gathering_stops_when_the_batch_stops_growing() {
-        let mut polls = [12, 20, 20, 99].into_iter();
-        assert_eq!(gather(10, 11, || polls.next().unwrap()), 20);
+        let mut polls = [100, 150, 150, 999].into_iter();
+        assert_eq!(gather(10, 11, || polls.next().unwrap()), 150);
         assert_eq!(
             polls.next(),
-            Some(99),
+            Some(999),
             "no poll after the batch stopped growing"
         );
     }
@@ -417,14 +454,49 @@ mod tests {
     }
 
     #[test]
-    fn gathering_gives_up_after_its_rounds() {
+    fn gathering_paces_its_next_look_by_the_rate_seen() {
+        // 8 events in the first 8 PAUSEs: the 247 still missing for a
+        // 256-event batch take 247 more PAUSEs at that rate, which the
+        // budget cuts to what is left of it; then one look ends the batch.
+        let first = 0;
+        let mut polls = [8, 200, 9999].into_iter();
+        let mut pauses = Vec::new();
+        let taken = gather_paced(first, 0, || polls.next().unwrap(), |n| pauses.push(n));
+        assert_eq!(taken, 200);
+        assert_eq!(pauses, vec![GATHER_PAUSES, GATHER_BUDGET - GATHER_PAUSES]);
+        // A faster producer gets a shorter second pause: 64 events per 8
+        // PAUSEs, 191 missing, so 24 PAUSEs (rounded up).
+        let mut polls = [64, 300].into_iter();
+        let mut pauses = Vec::new();
+        let taken = gather_paced(first, 0, || polls.next().unwrap(), |n| pauses.push(n));
+        assert_eq!((taken, pauses), (300, vec![GATHER_PAUSES, 24]));
+    }
+
+    #[test]
+    fn gathering_gives_up_after_its_rounds_or_its_budget() {
+        // A batch that keeps growing by a little: paced pauses would exceed
+        // the budget, which ends the gathering after its second look.
         let (mut seen, mut polls) = (0, 0);
-        let taken = gather(0, 0, || {
-            polls += 1;
-            seen += 1;
-            seen
-        });
-        assert_eq!((polls, taken), (GATHER_ROUNDS, GATHER_ROUNDS as i64));
+        let mut paused = 0;
+        let taken = gather_paced(
+            0,
+            0,
+            || {
+                polls += 1;
+                seen += 1;
+                seen
+            },
+            |n| paused += n,
+        );
+        assert_eq!((polls, taken, paused), (2, 2, GATHER_BUDGET));
+        // A producer slowing down, each look short of the pace the last
+        // one set, within the budget: at most `GATHER_ROUNDS` looks (8, 13,
+        // 28 and 70 PAUSEs).
+        let mut polls = [100, 150, 180, 200, 9999].into_iter();
+        let mut paused = Vec::new();
+        let taken = gather_paced(0, 0, || polls.next().unwrap(), |n| paused.push(n));
+        assert_eq!((taken, polls.next()), (200, Some(9999)));
+        assert_eq!(paused, vec![8, 13, 28, 70]);
     }
 
     #[test]
