@@ -56,11 +56,14 @@
 //! * **Gathering.** A processor that finishes a batch and finds only a few
 //!   events already waiting is right behind a streaming producer, and each
 //!   of its polls pulls the cursor's cache line away from that producer. It
-//!   pauses ~200 ns (up to four times, while the batch still grows) before
-//!   taking them; a processor that had to wait for its next event takes it
-//!   at once, so latency is untouched. Batches grew from 6–9 events to
-//!   160–290, and 1P→1C busy-spin from 151–159 to 187–199 M events/s:
-//!   from 0.98–1.22 × the `disruptor` crate to 1.13–1.38 ×
+//!   pauses 8 PAUSEs, sees how fast the batch grows, and pauses once more
+//!   for as long as the batch needs at that rate to reach 256 events; a
+//!   processor that had to wait for its next event takes it at once, so
+//!   latency is untouched. Gathering at all grew batches from 6–9 events
+//!   to 160–290 and took 1P→1C busy-spin from 0.98–1.22 × the `disruptor`
+//!   crate to 1.13–1.38 × (AMD machine); pacing the second pause by the
+//!   rate, on a CPU whose PAUSE is 14 ns instead of 25, grew them from
+//!   ~150 to ~400 and 1P→1C from 140–230 to 220–340 M events/s
 //!   ([`WaitStrategy::without_gathering`] turns it off).
 //! * **Cached gating.** Producers remember how far the slowest last-stage
 //!   processor had got and reread the processors' sequences only when that
@@ -74,7 +77,11 @@
 //!   pay one predictable branch for wake-ups. Before these changes our
 //!   producer spent about 50 instructions per event to the `disruptor`
 //!   crate's 20 (callgrind). Half-open loop ranges (`first..last + 1`
-//!   instead of `..=`) doubled batch publish, to 1.25 G events/s.
+//!   instead of `..=`) doubled batch publish, to 1.25 G events/s. `publish`
+//!   branches on the slot layout once, before the slot store (after it, the
+//!   compiler reloaded every flag, since the store may alias the ring), and
+//!   fetches the slot line 2 KiB on for writing once per line (+~15% on
+//!   1P→1C).
 //! * **A tight first poll.** A busy-spinning processor with nothing to do
 //!   first polls the cursor in a loop of one load and compare, looking at
 //!   the halt flag every 64 polls, instead of taking a step of its wait
@@ -100,13 +107,14 @@
 //!   runs 9–11 × faster than the `disruptor` crate's, whose producer spins
 //!   on a full ring without ever yielding.
 //!
-//! Where it is not ahead (same document): yielding 1P→1C is at parity with
-//! the `disruptor` crate (both rings run at the rate the slots' cache lines
-//! migrate between the cores), batch publish of 64 is a little behind it
-//! (0.92–0.98 ×) on the AMD machine though not on the Intel one, and the
+//! Where it is not ahead (same document): on the AMD machine, before the
+//! paced gathering and not re-measured there since, yielding 1P→1C was at
+//! parity with the `disruptor` crate and batch publish of 64 a little
+//! behind it (0.92–0.98 ×); on the Intel machine every throughput case is
+//! ahead (1P→1C 3.8–7.5 ×, batch 1.15–1.16 × in the latest full run). The
 //! round trip of a ring in the default layout is at parity with the
-//! `disruptor` crate's (per-round p99 ratios 0.97–1.06), not below it; build
-//! a latency-bound ring with [`RingBuilder::publish_in_slots`].
+//! `disruptor` crate's (per-round p99 ratios 0.97–1.06), not below it;
+//! build a latency-bound ring with [`RingBuilder::publish_in_slots`].
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod barrier;
