@@ -7,11 +7,13 @@
 # two imports into one table, each with its own parser and ring: one takes
 # the first half of the records and the other the second (their keys 500k
 # apart), or they take alternate runs of 5,000 records (keys as close as the
-# one-parser shards').
+# one-parser shards'). The last two contenders take the parsing out of it:
+# two LOAD DATA of the ready TSV's halves at once, into one table and into
+# two, show what two connections can get from this server at all.
 # Rounds are interleaved, each starting with a different contender; each run
 # records its wall time and the server's CPU time.
 # Results: target/bench-contention/results.md (docs/benchmarks.md, "Second
-# look" and "Fifth look").
+# look", "Fifth look" and "Seventh look").
 #
 #   scripts/bench-contention.sh                       # 1,000,000 products, 4 rounds
 #   RINGPIPE_BENCH_ROUNDS=6 scripts/bench-contention.sh
@@ -73,6 +75,11 @@ for name, part in parts.items():
 PY
 }
 [[ -s "$work/split-$rows-alt2.xml" ]] || split_records "$work/products-$rows.xml" "$work/split-$rows"
+# The ready TSV's halves (one row per line: the TSV escapes newlines).
+if [[ ! -s "$work/products-$rows-half2.tsv" ]]; then
+    head -n "$half" "$work/products-$rows.tsv" > "$work/products-$rows-half1.tsv"
+    tail -n "+$((half + 1))" "$work/products-$rows.tsv" > "$work/products-$rows-half2.tsv"
+fi
 
 fresh() { # TABLE...: empty catalogue tables, without $drop_index if set
     local table
@@ -89,12 +96,16 @@ server_pid="$(db_server_pid)"
 [[ -n "$server_pid" && -r "/proc/$server_pid/stat" ]] ||
     die "the server's /proc entry is not readable: this benchmark needs the server on this machine"
 server_ticks() { awk '{ print $14 + $15 }' "/proc/$server_pid/stat"; }
+load_tsv() { # FILE TABLE: the server's own bulk path, one connection
+    db_sql -e "LOAD DATA LOCAL INFILE '$1' INTO TABLE \`$2\` CHARACTER SET utf8mb4 ($columns)"
+}
 import() { # FILE TABLE SHARDS [IMPORT OPTION...]
     "$bin" import "$1" --url "$url" --table "$2" --row product --shards "$3" "${@:4}" > /dev/null
 }
 
 contenders=("LOAD DATA" "bulk ×1" "bulk ×2 from one parser" "bulk ×2 in 2 regions (default)" "2 tables × bulk ×1"
-    "2 imports into one table: halves" "2 imports into one table: alternate 5k runs")
+    "2 imports into one table: halves" "2 imports into one table: alternate 5k runs"
+    "2 LOAD DATA of the TSV halves into one table" "2 LOAD DATA of the TSV halves into 2 tables")
 runs="$work/runs.csv"
 echo "round,contender,wall_s,server_cpu_s" > "$runs"
 for round in $(seq 1 "$rounds"); do
@@ -105,8 +116,15 @@ for round in $(seq 1 "$rounds"); do
         t0=$(date +%s%N)
         expect=$rows
         case "$contender" in
-            "LOAD DATA")
-                db_sql -e "LOAD DATA LOCAL INFILE '$work/products-$rows.tsv' INTO TABLE bc_one CHARACTER SET utf8mb4 ($columns)" ;;
+            "LOAD DATA") load_tsv "$work/products-$rows.tsv" bc_one ;;
+            "2 LOAD DATA of the TSV halves into one table")
+                load_tsv "$work/products-$rows-half1.tsv" bc_one &
+                load_tsv "$work/products-$rows-half2.tsv" bc_one
+                wait $! ;;
+            "2 LOAD DATA of the TSV halves into 2 tables")
+                load_tsv "$work/products-$rows-half1.tsv" bc_one &
+                load_tsv "$work/products-$rows-half2.tsv" bc_two
+                wait $! ;;
             "bulk ×1") import "$work/products-$rows.xml" bc_one 1 ;;
             "bulk ×2 from one parser") import "$work/products-$rows.xml" bc_one 2 --regions 1 ;;
             "bulk ×2 in 2 regions (default)") import "$work/products-$rows.xml" bc_one 2 ;;
