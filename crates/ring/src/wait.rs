@@ -129,7 +129,8 @@ impl WaitStrategy {
 
     /// Hands every event over as soon as it is seen, even when the producer
     /// is streaming: no gathering (see [`WaitStrategy`]). For spinning
-    /// strategies where queued events must not wait the extra ~200 ns.
+    /// strategies where queued events must not wait the extra microsecond or
+    /// two (at most 128 PAUSEs).
     pub const fn without_gathering(self) -> Self {
         WaitStrategy {
             gathering: false,
