@@ -318,11 +318,12 @@ fn fill_claimed<E>(
 /// [`fill_claimed`] for one slot, taking a `FnOnce`.
 #[inline(always)]
 fn fill_one<E>(ring: &RingBuffer<E>, sequence: i64, fill: impl FnOnce(&mut E)) {
-    let guard = HaltOnUnwind { ring, sequence };
-    // SAFETY: as in `fill_claimed`.
-    ring.slot(sequence)
-        .with_mut(|slot| fill(unsafe { &mut *slot }));
-    std::mem::forget(guard);
+    match ring.publishes_in_slots() {
+        // SAFETY: the ring's own layout.
+        true => unsafe { fill_one_in::<E, true>(ring, sequence, fill) },
+        // SAFETY: the ring's own layout.
+        false => unsafe { fill_one_in::<E, false>(ring, sequence, fill) },
+    }
 }
 
 /// Events of type `E` per 64-byte cache line in the plain layout (1 for
