@@ -304,25 +304,25 @@ impl<E> RingBuffer<E> {
     /// every sequence before it).
     #[inline(always)]
     pub(crate) fn publish(&self, first: i64, last: i64) {
-        if self.publishes_in_slots() {
-            self.publish_markers(first, last);
-        } else if self.multi_producer {
-            self.publish_available(first, last);
+        match (self.multi_producer, self.marked) {
+            (false, false) => self.publish_single::<false>(first, last),
+            (false, true) => self.publish_single::<true>(first, last),
+            (true, true) => {
+                self.publish_markers(first, last);
+                self.waiter.signal();
+            }
+            (true, false) => {
+                self.publish_available(first, last);
+                self.waiter.signal();
+            }
         }
-        if !self.multi_producer {
-            // Single producer: everything up to `last` is written; one store
-            // says so (in the marked layout only to shutdown and capacity
-            // reports; no reader waits on it).
-            self.cursor.set(last);
-        }
-        self.waiter.signal();
     }
 
     /// [`publish`](Self::publish) for the single producer of a ring whose
-    /// layout the caller names: no branch on the producer kind, and none
-    /// on the layout after the caller's own (measured on 1P→1C `u64`
-    /// publication: the shared `publish` reloaded both flags after every
-    /// slot store, since the store may alias the ring).
+    /// layout the caller names. `Producer::publish` calls it directly,
+    /// having branched on the layout before its slot store: after that
+    /// store, which may alias the ring, every flag `publish` reads would be
+    /// loaded again (measured on 1P→1C `u64` publication).
     ///
     /// Publishing in the wrong layout is no memory error, but a marked
     /// ring's readers would never see the events, hence the debug check.
@@ -333,6 +333,9 @@ impl<E> RingBuffer<E> {
         if MARKED {
             self.publish_markers(first, last);
         }
+        // Everything up to `last` is written; one store says so (in the
+        // marked layout only to shutdown and capacity reports; no reader
+        // waits on it).
         self.cursor.set(last);
         self.waiter.signal();
     }
