@@ -9,11 +9,14 @@
 # apart), or they take alternate runs of 5,000 records (keys as close as the
 # one-parser shards'). The last two contenders take the parsing out of it:
 # two LOAD DATA of the ready TSV's halves at once, into one table and into
-# two, show what two connections can get from this server at all.
+# two, show what two connections can get from this server at all. So do the
+# two driverless bulk streams (`examples/bulk_wire_probe.rs`): the same
+# halves sent as bulk-insert packets built straight from the TSV, waiting for
+# each reply (as the `mysql` crate does) or one statement ahead of it.
 # Rounds are interleaved, each starting with a different contender; each run
 # records its wall time and the server's CPU time.
 # Results: target/bench-contention/results.md (docs/benchmarks.md, "Second
-# look", "Fifth look" and "Seventh look").
+# look", "Fifth look", "Seventh look" and "Eighth look").
 #
 #   scripts/bench-contention.sh                       # 1,000,000 products, 4 rounds
 #   RINGPIPE_BENCH_ROUNDS=6 scripts/bench-contention.sh
@@ -36,7 +39,7 @@ url="$(scripts/dev-db.sh | tail -n 1)"
 parse_mysql_url "$url"
 
 log "building (release)"
-cargo build --release --locked --quiet --bin ringpipe --example xml_to_tsv
+cargo build --release --locked --quiet --bin ringpipe --example xml_to_tsv --example bulk_wire_probe
 bin="target/release/ringpipe"
 for n in "$rows" "$half"; do
     [[ -s "$work/products-$n.xml" ]] || "$bin" gen --rows "$n" --out "$work/products-$n.xml"
@@ -105,7 +108,8 @@ import() { # FILE TABLE SHARDS [IMPORT OPTION...]
 
 contenders=("LOAD DATA" "bulk ×1" "bulk ×2 from one parser" "bulk ×2 in 2 regions (default)" "2 tables × bulk ×1"
     "2 imports into one table: halves" "2 imports into one table: alternate 5k runs"
-    "2 LOAD DATA of the TSV halves into one table" "2 LOAD DATA of the TSV halves into 2 tables")
+    "2 LOAD DATA of the TSV halves into one table" "2 LOAD DATA of the TSV halves into 2 tables"
+    "2 driverless bulk streams of the TSV halves: in lockstep" "2 driverless bulk streams of the TSV halves: one ahead")
 runs="$work/runs.csv"
 echo "round,contender,wall_s,server_cpu_s" > "$runs"
 for round in $(seq 1 "$rounds"); do
@@ -125,6 +129,10 @@ for round in $(seq 1 "$rounds"); do
                 load_tsv "$work/products-$rows-half1.tsv" bc_one &
                 load_tsv "$work/products-$rows-half2.tsv" bc_two
                 wait $! ;;
+            "2 driverless bulk streams of the TSV halves: "*)
+                [[ "$contender" == *ahead ]] && ahead=1 || ahead=0
+                target/release/examples/bulk_wire_probe "$url" bc_one "$columns" "$ahead" \
+                    "$work/products-$rows-half1.tsv" "$work/products-$rows-half2.tsv" ;;
             "bulk ×1") import "$work/products-$rows.xml" bc_one 1 ;;
             "bulk ×2 from one parser") import "$work/products-$rows.xml" bc_one 2 --regions 1 ;;
             "bulk ×2 in 2 regions (default)") import "$work/products-$rows.xml" bc_one 2 ;;
