@@ -18,6 +18,8 @@ use std::error::Error;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 
+use ringpipe_mysql::Ident;
+
 type Result<T> = std::result::Result<T, Box<dyn Error + Send + Sync>>;
 
 /// Rows per bulk statement, as the importer's default statement cap.
@@ -60,15 +62,9 @@ impl Target {
         if opts.get_pass().is_some_and(|p| !p.is_empty()) {
             return Err("the probe sends no password: use a user without one".into());
         }
-        let ident = |name: &str| {
-            let ok =
-                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-            ok.then(|| format!("`{name}`"))
-                .ok_or_else(|| format!("not a plain identifier: {name:?}"))
-        };
         let names = columns
             .split(',')
-            .map(ident)
+            .map(|name| Ident::new(name).map(|id| id.quoted().to_owned()))
             .collect::<std::result::Result<Vec<_>, _>>()?;
         let marks = vec!["?"; names.len()].join(",");
         Ok(Target {
@@ -77,7 +73,7 @@ impl Target {
             database: opts.get_db_name().unwrap_or("test").to_owned(),
             insert: format!(
                 "INSERT INTO {} ({}) VALUES ({marks})",
-                ident(table)?,
+                Ident::new(table)?,
                 names.join(",")
             ),
             columns: names.len(),
