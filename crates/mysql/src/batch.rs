@@ -83,15 +83,23 @@ impl Batch {
         self.positions.clear();
     }
 
-    /// Owned parameter values of `rows`, row-major, for the binary protocol.
-    pub(crate) fn params(&self, rows: Range<usize>) -> Vec<Value> {
-        let cells = &self.cells[rows.start * self.width..rows.end * self.width];
-        cells
+    /// Columns per row.
+    pub(crate) fn width(&self) -> usize {
+        self.width
+    }
+
+    /// The values of `rows`, row-major (`None`: NULL).
+    pub(crate) fn values(&self, rows: Range<usize>) -> impl Iterator<Item = Option<&str>> + '_ {
+        self.cells[rows.start * self.width..rows.end * self.width]
             .iter()
-            .map(|cell| match cell {
-                Some(range) => Value::Bytes(self.text[range.clone()].as_bytes().to_vec()),
-                None => Value::NULL,
-            })
+            .map(|cell| cell.as_ref().map(|range| &self.text[range.clone()]))
+    }
+
+    /// Owned parameter values of `rows`, row-major, for the driver's
+    /// binary protocol.
+    pub(crate) fn params(&self, rows: Range<usize>) -> Vec<Value> {
+        self.values(rows)
+            .map(|value| value.map_or(Value::NULL, |text| Value::Bytes(text.as_bytes().to_vec())))
             .collect()
     }
 

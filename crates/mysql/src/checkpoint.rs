@@ -19,6 +19,7 @@ use mysql::Conn;
 
 use crate::connect::open;
 use crate::escape::push_literal;
+use crate::link::{Link, TextQueries};
 use crate::{MysqlError, SinkConfig};
 
 /// The table holding every import's progress, created on demand in the
@@ -103,15 +104,28 @@ pub(crate) fn record_sql(
 
 /// The last record `shard` committed, if it has a checkpoint.
 pub(crate) fn committed_through(
-    conn: &mut Conn,
+    conn: &mut Link,
     table: &str,
     shard: usize,
+    no_backslash_escapes: bool,
 ) -> Result<Option<u64>, MysqlError> {
-    conn.exec_first(
-        "SELECT last_record FROM `ringpipe_checkpoint` WHERE target_table = ? AND shard = ?",
-        (table, shard),
-    )
-    .map_err(|e| MysqlError::driver(e, "reading the checkpoint"))
+    let mut sql =
+        String::from("SELECT last_record FROM `ringpipe_checkpoint` WHERE target_table = ");
+    push_literal(&mut sql, table, no_backslash_escapes);
+    sql.push_str(&format!(" AND shard = {shard}"));
+    let context = "reading the checkpoint";
+    let rows = conn.query_rows(&sql, context)?;
+    let Some(value) = rows
+        .into_iter()
+        .next()
+        .and_then(|row| row.into_iter().next())
+    else {
+        return Ok(None);
+    };
+    value
+        .and_then(|text| text.parse().ok())
+        .map(Some)
+        .ok_or_else(|| MysqlError::Config(format!("{context}: not a record number")))
 }
 
 /// Where an interrupted import of `config`'s table stopped, or `None` when
@@ -126,9 +140,9 @@ pub fn resume_point(
     identity: &ImportIdentity,
 ) -> Result<Option<ResumePoint>, MysqlError> {
     let mut session = open(&config.opts()?)?;
-    ensure_table(&mut session.conn)?;
-    let rows: Vec<(u32, u32, u64, String, String)> = session
-        .conn
+    let conn = session.conn.driver()?;
+    ensure_table(conn)?;
+    let rows: Vec<(u32, u32, u64, String, String)> = conn
         .exec(
             "SELECT shard, shards, last_record, input, mapping FROM `ringpipe_checkpoint` \
              WHERE target_table = ? ORDER BY shard",
@@ -173,14 +187,13 @@ pub fn resume_point(
 /// Connection failures.
 pub fn clear_checkpoint(config: &SinkConfig) -> Result<(), MysqlError> {
     let mut session = open(&config.opts()?)?;
-    ensure_table(&mut session.conn)?;
-    session
-        .conn
-        .exec_drop(
-            "DELETE FROM `ringpipe_checkpoint` WHERE target_table = ?",
-            (config.table.as_str(),),
-        )
-        .map_err(|e| MysqlError::driver(e, "clearing the checkpoint"))
+    let conn = session.conn.driver()?;
+    ensure_table(conn)?;
+    conn.exec_drop(
+        "DELETE FROM `ringpipe_checkpoint` WHERE target_table = ?",
+        (config.table.as_str(),),
+    )
+    .map_err(|e| MysqlError::driver(e, "clearing the checkpoint"))
 }
 
 #[cfg(test)]

@@ -49,6 +49,19 @@ impl Default for WritePath {
     }
 }
 
+/// Which client sends the bulk path's statements.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum BulkClient {
+    /// Our own MariaDB wire client: statements sent one ahead of their
+    /// replies, bulk packets built straight from the batch's text. Where it
+    /// cannot serve a connection (TLS, compression, an authentication
+    /// plugin other than `mysql_native_password`) the sink uses the driver.
+    #[default]
+    Wire,
+    /// The `mysql` crate, one reply awaited per statement.
+    Driver,
+}
+
 /// Everything a sink needs to know; build with [`SinkConfig::new`] and the
 /// builder methods.
 ///
@@ -65,6 +78,8 @@ pub struct SinkConfig {
     pub(crate) mode: Mode,
     /// How rows travel.
     pub(crate) write_path: WritePath,
+    /// Who sends the bulk path's statements.
+    pub(crate) bulk_client: BulkClient,
     /// Most rows in one statement.
     pub(crate) max_rows_per_statement: usize,
     /// Optional statement size bound, below the server's own.
@@ -94,6 +109,7 @@ impl SinkConfig {
             columns: columns.iter().map(|c| (*c).to_owned()).collect(),
             mode: Mode::default(),
             write_path: WritePath::default(),
+            bulk_client: BulkClient::default(),
             max_rows_per_statement: 2_000,
             max_statement_bytes: None,
             max_bad: 0,
@@ -122,6 +138,13 @@ impl SinkConfig {
     /// Sets the write path.
     pub fn write_path(mut self, path: WritePath) -> Self {
         self.write_path = path;
+        self
+    }
+
+    /// Sets the client of the bulk path ([`BulkClient::Wire`] by default);
+    /// the other paths always use the `mysql` crate.
+    pub fn bulk_client(mut self, client: BulkClient) -> Self {
+        self.bulk_client = client;
         self
     }
 
@@ -211,6 +234,7 @@ impl fmt::Debug for SinkConfig {
             .field("columns", &self.columns)
             .field("mode", &self.mode)
             .field("write_path", &self.write_path)
+            .field("bulk_client", &self.bulk_client)
             .field("max_rows_per_statement", &self.max_rows_per_statement)
             .field("max_statement_bytes", &self.max_statement_bytes)
             .field("max_bad", &self.max_bad)

@@ -1,9 +1,10 @@
 //! Opening a connection and reading the session facts the encoders need.
 
-use mysql::prelude::Queryable;
 use mysql::{Conn, Opts};
 
-use crate::config::SinkConfig;
+use crate::config::{BulkClient, SinkConfig};
+use crate::link::{Link, TextQueries};
+use crate::wire::WireConn;
 use crate::MysqlError;
 
 /// Makes data errors errors, not warnings, keeping the server's other modes.
@@ -20,7 +21,7 @@ const PACKET_HEADROOM: usize = 1024;
 #[derive(Debug)]
 pub(crate) struct Session {
     /// The connection.
-    pub(crate) conn: Conn,
+    pub(crate) conn: Link,
     /// `sql_mode` has `NO_BACKSLASH_ESCAPES`: escape by doubling quotes only.
     pub(crate) no_backslash_escapes: bool,
     /// Largest statement the server accepts, minus headroom.
@@ -33,37 +34,59 @@ pub(crate) struct Session {
     pub(crate) connection_id: u64,
 }
 
-/// Connects and prepares the session: strict `sql_mode`, `utf8mb4`, and
-/// room for every warning of a batch in `SHOW WARNINGS`.
+/// Connects through the `mysql` crate and prepares the session: strict
+/// `sql_mode`, `utf8mb4`, and room for every warning of a batch in `SHOW
+/// WARNINGS`.
 ///
 /// # Errors
 ///
 /// Connection or server errors (retryable when the server is unreachable).
 pub(crate) fn open(opts: &Opts) -> Result<Session, MysqlError> {
+    open_with(opts, BulkClient::Driver)
+}
+
+/// Connects with `client` (the wire client falls back to the driver where
+/// it cannot serve the connection) and prepares the session as [`open`].
+///
+/// # Errors
+///
+/// Connection or server errors (retryable when the server is unreachable).
+pub(crate) fn open_with(opts: &Opts, client: BulkClient) -> Result<Session, MysqlError> {
     let context = "connect";
-    let mut conn = Conn::new(opts.clone()).map_err(|e| MysqlError::driver(e, context))?;
+    let wire = match client {
+        BulkClient::Wire => WireConn::connect(opts)?,
+        BulkClient::Driver => None,
+    };
+    let mut conn = match wire {
+        Some(wire) => Link::Wire(wire),
+        None => Link::Driver(Conn::new(opts.clone()).map_err(|e| MysqlError::driver(e, context))?),
+    };
     for sql in [
         STRICT,
         "SET NAMES utf8mb4",
         "SET SESSION max_error_count = 65535",
     ] {
-        conn.query_drop(sql)
-            .map_err(|e| MysqlError::driver(e, context))?;
+        conn.query_drop(sql, context)?;
     }
-    let facts: Option<(String, usize, i64, String, u64)> = conn
-        .query_first(
-            "SELECT @@SESSION.sql_mode, @@SESSION.max_allowed_packet, @@GLOBAL.local_infile, \
-             VERSION(), CONNECTION_ID()",
-        )
-        .map_err(|e| MysqlError::driver(e, context))?;
-    let (sql_mode, max_packet, local_infile, version, connection_id) =
-        facts.ok_or_else(|| MysqlError::Config("session query returned no row".into()))?;
+    let facts = conn.query_rows(
+        "SELECT @@SESSION.sql_mode, @@SESSION.max_allowed_packet, @@GLOBAL.local_infile, \
+         VERSION(), CONNECTION_ID()",
+        context,
+    )?;
+    let unreadable = || MysqlError::Config("the session query returned no readable row".into());
+    let [sql_mode, max_packet, local_infile, version, connection_id] = facts
+        .into_iter()
+        .next()
+        .and_then(|row| <[Option<String>; 5]>::try_from(row).ok())
+        .ok_or_else(unreadable)?
+        .map(Option::unwrap_or_default);
+    let number = |text: &str| text.parse::<u64>().map_err(|_| unreadable());
     Ok(Session {
         no_backslash_escapes: has_mode(&sql_mode, "NO_BACKSLASH_ESCAPES"),
-        max_statement_bytes: max_packet.saturating_sub(PACKET_HEADROOM),
-        local_infile: local_infile != 0,
+        max_statement_bytes: (number(&max_packet)? as usize).saturating_sub(PACKET_HEADROOM),
+        local_infile: number(&local_infile)? != 0,
         mariadb: version.contains("MariaDB"),
-        connection_id,
+        connection_id: number(&connection_id)?,
         conn,
     })
 }

@@ -86,6 +86,7 @@ mod encode;
 mod error;
 mod escape;
 mod ident;
+mod link;
 mod prepare;
 mod prepared;
 mod reject;
@@ -94,11 +95,12 @@ mod sink;
 mod statement;
 mod stats;
 mod warnings;
+mod wire;
 
 pub use checkpoint::{
     clear_checkpoint, resume_point, ImportIdentity, ResumePoint, CHECKPOINT_TABLE,
 };
-pub use config::{redact_url, Mode, SinkConfig, WritePath};
+pub use config::{redact_url, BulkClient, Mode, SinkConfig, WritePath};
 pub use doctor::{doctor, DoctorReport, Finding, Severity};
 pub use error::{codes, MysqlError};
 pub use ident::Ident;

@@ -6,7 +6,7 @@ use mysql::prelude::Queryable;
 use mysql::Opts;
 
 use crate::checkpoint::{self, ImportIdentity};
-use crate::config::{Mode, SinkConfig, WritePath};
+use crate::config::{BulkClient, Mode, SinkConfig, WritePath};
 use crate::connect::{self, Session};
 use crate::ident::Ident;
 use crate::reject::RejectLog;
@@ -41,6 +41,8 @@ pub(crate) struct Target {
     pub(crate) mode: Mode,
     /// The write path after fallbacks.
     pub(crate) path: WritePath,
+    /// Who sends the bulk path's statements (the driver on other paths).
+    pub(crate) client: BulkClient,
     /// Parts of the multi-row INSERT for `mode`.
     pub(crate) shape: InsertShape,
     /// The `LOAD DATA` statement for `mode`.
@@ -78,18 +80,17 @@ pub fn prepare(config: &SinkConfig) -> Result<PreparedTarget, MysqlError> {
     }
     let opts = config.opts()?;
     let mut session = connect::open(&opts)?;
+    let conn = session.conn.driver()?;
     if let Some(create) = &config.create_table {
-        schema::create(&mut session.conn, &table, create)?;
+        schema::create(conn, &table, create)?;
     }
-    schema::check(&mut session.conn, &config.table, &config.columns)?;
+    schema::check(conn, &config.table, &config.columns)?;
     if config.checkpoint.is_some() {
-        checkpoint::ensure_table(&mut session.conn)?;
+        checkpoint::ensure_table(conn)?;
     }
-    let key_columns = schema::keys_of(&mut session.conn, &config.table)?;
+    let key_columns = schema::keys_of(conn, &config.table)?;
     if config.mode == Mode::Truncate {
-        session
-            .conn
-            .query_drop(format!("TRUNCATE TABLE {table}"))
+        conn.query_drop(format!("TRUNCATE TABLE {table}"))
             .map_err(|e| MysqlError::driver(e, "truncating the table"))?;
     }
     let update: Vec<Ident> = columns
@@ -97,9 +98,14 @@ pub fn prepare(config: &SinkConfig) -> Result<PreparedTarget, MysqlError> {
         .filter(|c| !key_columns.iter().any(|k| k.eq_ignore_ascii_case(c.name())))
         .cloned()
         .collect();
+    let path = effective_path(config.write_path, config.mode, &session);
     let target = Target {
         redacted_url: config.redacted_url(),
-        path: effective_path(config.write_path, config.mode, &session),
+        path,
+        client: match path {
+            WritePath::Bulk => config.bulk_client,
+            _ => BulkClient::Driver,
+        },
         shape: InsertShape::new(&table, &columns, config.mode, &update),
         load_sql: statement::load_data(&table, &columns, config.mode),
         rejects: RejectLog::new(config.max_bad, config.reject_file.as_deref())?,

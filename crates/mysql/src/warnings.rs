@@ -5,10 +5,8 @@
 //! So after every statement that reports warnings the sink reads `SHOW
 //! WARNINGS` and fails on any that is not a `Note` or an expected duplicate.
 
-use mysql::prelude::Queryable;
-use mysql::Conn;
-
 use crate::error::codes;
+use crate::link::TextQueries;
 use crate::MysqlError;
 
 /// Fails if the last statement left a warning other than a `Note`, a
@@ -18,14 +16,27 @@ use crate::MysqlError;
 /// # Errors
 ///
 /// [`MysqlError::Warning`] for the first offending warning; connection errors.
-pub(crate) fn check(conn: &mut Conn, allow_duplicates: bool) -> Result<(), MysqlError> {
+pub(crate) fn check(conn: &mut impl TextQueries, allow_duplicates: bool) -> Result<(), MysqlError> {
     let count = conn.warnings();
     if count == 0 {
         return Ok(());
     }
     let shown: Vec<(String, u16, String)> = conn
-        .query("SHOW WARNINGS")
-        .map_err(|e| MysqlError::driver(e, "reading warnings"))?;
+        .query_rows("SHOW WARNINGS", "reading warnings")?
+        .into_iter()
+        .map(|row| match <[Option<String>; 3]>::try_from(row) {
+            Ok([level, code, message]) => (
+                level.unwrap_or_default(),
+                code.and_then(|c| c.parse().ok()).unwrap_or(0),
+                message.unwrap_or_default(),
+            ),
+            Err(_) => (
+                String::from("Warning"),
+                0,
+                String::from("an unreadable warning"),
+            ),
+        })
+        .collect();
     for (level, code, message) in &shown {
         let expected = level == "Note"
             || *code == codes::WARN_DEPRECATED_SYNTAX

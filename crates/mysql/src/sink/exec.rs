@@ -3,21 +3,32 @@
 use std::ops::Range;
 use std::sync::{Mutex, MutexGuard};
 
-use mysql::prelude::Queryable;
-
 use super::{MysqlSink, VALUE_OVERHEAD};
 use crate::config::{Mode, WritePath};
 use crate::error::codes;
+use crate::link::Link;
 use crate::prepared::chunks;
 use crate::reject::Rejected;
 use crate::warnings;
 use crate::MysqlError;
 
 impl MysqlSink {
-    /// Runs the batch inside a new transaction, leaving it open for
-    /// `COMMIT`. Returns the bad records that were left out (only when a
-    /// row error sent the batch through recovery).
+    /// Runs the batch and its checkpoint inside a new transaction, leaving
+    /// it open for `COMMIT`. Returns the bad records that were left out
+    /// (only when a row error sent the batch through recovery).
     pub(super) fn run_batch(&mut self) -> Result<Vec<Rejected>, MysqlError> {
+        self.ensure_session()?;
+        let on_wire = matches!(self.session.as_ref().map(|s| &s.conn), Some(Link::Wire(_)));
+        if self.path == WritePath::Bulk && on_wire {
+            return self.run_ahead();
+        }
+        let rejected = self.run_in_turn()?;
+        self.record_progress()?;
+        Ok(rejected)
+    }
+
+    /// Runs the batch's rows in a new transaction, waiting for each reply.
+    fn run_in_turn(&mut self) -> Result<Vec<Rejected>, MysqlError> {
         self.query("START TRANSACTION", "begin")?;
         let result = self.execute_path();
         let error = match self.note_failure(result) {
@@ -55,7 +66,7 @@ impl MysqlSink {
     }
 
     /// Whether duplicate-key warnings are expected (and harmless).
-    fn allow_duplicates(&self) -> bool {
+    pub(super) fn allow_duplicates(&self) -> bool {
         self.target.mode == Mode::Ignore
     }
 
@@ -65,8 +76,7 @@ impl MysqlSink {
         self.ensure_session()?;
         let conn = &mut self.session.as_mut().expect("connected above").conn;
         for statement in self.insert.statements() {
-            conn.query_drop(statement)
-                .map_err(|e| MysqlError::driver(e, "executing a multi-row insert"))?;
+            conn.query_drop(statement, "executing a multi-row insert")?;
             self.stats.statements += 1;
             warnings::check(conn, allow_duplicates)?;
         }
@@ -99,9 +109,7 @@ impl MysqlSink {
         self.ensure_session()?;
         std::mem::swap(&mut *lock(&self.infile), &mut self.tsv);
         let conn = &mut self.session.as_mut().expect("connected above").conn;
-        let result = conn
-            .query_drop(&self.target.load_sql)
-            .map_err(|e| MysqlError::driver(e, "LOAD DATA LOCAL INFILE"));
+        let result = conn.query_drop(&self.target.load_sql, "LOAD DATA LOCAL INFILE");
         let affected = conn.affected_rows();
         std::mem::swap(&mut *lock(&self.infile), &mut self.tsv);
         result?;
@@ -120,9 +128,27 @@ impl MysqlSink {
         Ok(())
     }
 
-    /// Sends `rows` as prepared multi-row statements or bulk executes.
+    /// Sends `rows` as prepared multi-row statements or bulk executes
+    /// through the driver.
     fn exec_binary(&mut self, rows: Range<usize>) -> Result<(), MysqlError> {
         let allow_duplicates = self.allow_duplicates();
+        for chunk in self.binary_chunks(rows) {
+            self.ensure_session()?;
+            let conn = &mut self.session.as_mut().expect("connected above").conn;
+            let driver = conn.driver()?;
+            match self.path {
+                WritePath::Bulk => self.prepared.execute_bulk(driver, &self.batch, chunk)?,
+                _ => self.prepared.execute(driver, &self.batch, chunk)?,
+            }
+            self.stats.statements += 1;
+            warnings::check(conn, allow_duplicates)?;
+        }
+        Ok(())
+    }
+
+    /// `rows` cut into the binary paths' statements: at most `max_rows`
+    /// (and the placeholder limit) and `max_allowed_packet`.
+    pub(super) fn binary_chunks(&self, rows: Range<usize>) -> Vec<Range<usize>> {
         let width = self.target.columns.len();
         let full = match self.path {
             WritePath::Bulk => self.target.max_rows,
@@ -133,17 +159,7 @@ impl MysqlSink {
             .max_bytes
             .saturating_sub(shape.head.len() + shape.tail.len() + width * VALUE_OVERHEAD);
         let round_tail = self.path != WritePath::Bulk;
-        for chunk in chunks(&self.batch, rows, full, budget, width, round_tail) {
-            self.ensure_session()?;
-            let conn = &mut self.session.as_mut().expect("connected above").conn;
-            match self.path {
-                WritePath::Bulk => self.prepared.execute_bulk(conn, &self.batch, chunk)?,
-                _ => self.prepared.execute(conn, &self.batch, chunk)?,
-            }
-            self.stats.statements += 1;
-            warnings::check(conn, allow_duplicates)?;
-        }
-        Ok(())
+        chunks(&self.batch, rows, full, budget, width, round_tail)
     }
 }
 

@@ -8,25 +8,27 @@
 //! rolled back, `rollback` then succeeds, and the replay's first `write`
 //! reconnects and re-reads the session settings.
 
+mod ahead;
 mod exec;
 mod recover;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use mysql::prelude::Queryable;
 use mysql::LocalInfileHandler;
 use ringpipe_ring::pipeline::{Row, Sink};
 
 use crate::batch::Batch;
 use crate::checkpoint;
-use crate::config::WritePath;
+use crate::config::{BulkClient, WritePath};
 use crate::connect::{self, Session};
 use crate::encode::insert::InsertEncoder;
 use crate::encode::tsv;
+use crate::link::Link;
 use crate::prepare::Target;
 use crate::prepared::PreparedCache;
 use crate::stats::SinkStats;
+use crate::wire::BulkEncoder;
 use crate::MysqlError;
 
 /// Per-value bytes assumed on top of the text when sizing binary packets.
@@ -51,8 +53,13 @@ pub struct MysqlSink {
     tsv: Vec<u8>,
     /// The "file" the LOCAL INFILE handler streams; swapped with `tsv`.
     infile: Arc<Mutex<Vec<u8>>>,
-    /// Prepared statements of the binary paths.
+    /// Prepared statements of the binary paths (driver connections).
     prepared: PreparedCache,
+    /// Bulk packets of the wire client.
+    bulk: BulkEncoder,
+    /// Rows of the open batch already sent by the wire client (its first
+    /// statement, sent from `write`), their replies still unread.
+    sent_ahead: usize,
     /// Effective statement size bound of the current session.
     max_bytes: usize,
     /// Client-side counters.
@@ -78,6 +85,8 @@ impl MysqlSink {
             tsv: Vec::new(),
             infile: Arc::new(Mutex::new(Vec::new())),
             prepared: PreparedCache::new(target.shape.clone()),
+            bulk: BulkEncoder::default(),
+            sent_ahead: 0,
             max_bytes: 0,
             stats: SinkStats::default(),
             commit_unknown: false,
@@ -96,6 +105,16 @@ impl MysqlSink {
         self.session.as_ref().map(|s| s.connection_id)
     }
 
+    /// The client of the live connection, `None` while disconnected: the
+    /// wire client on the bulk path where it can serve the connection, the
+    /// `mysql` crate otherwise.
+    pub fn client(&self) -> Option<BulkClient> {
+        self.session.as_ref().map(|s| match s.conn {
+            Link::Wire(_) => BulkClient::Wire,
+            Link::Driver(_) => BulkClient::Driver,
+        })
+    }
+
     /// The client-side counters so far.
     pub fn stats(&self) -> SinkStats {
         self.stats
@@ -109,16 +128,16 @@ impl MysqlSink {
     /// Connects if there is no live connection, adopting its settings.
     fn ensure_session(&mut self) -> Result<&mut Session, MysqlError> {
         if self.session.is_none() {
-            let mut session = connect::open(&self.target.opts)?;
-            let infile = Arc::clone(&self.infile);
-            session
-                .conn
-                .set_local_infile_handler(Some(LocalInfileHandler::new(move |_, out| {
+            let mut session = connect::open_with(&self.target.opts, self.target.client)?;
+            if let Link::Driver(conn) = &mut session.conn {
+                let infile = Arc::clone(&self.infile);
+                conn.set_local_infile_handler(Some(LocalInfileHandler::new(move |_, out| {
                     let data = infile
                         .lock()
                         .map_err(|_| std::io::Error::other("poisoned"))?;
                     out.write_all(&data)
                 })));
+            }
             self.max_bytes = self
                 .target
                 .max_bytes
@@ -146,10 +165,7 @@ impl MysqlSink {
     /// batch reconnects.
     fn query(&mut self, sql: &str, context: &'static str) -> Result<(), MysqlError> {
         let session = self.ensure_session()?;
-        let result = session
-            .conn
-            .query_drop(sql)
-            .map_err(|e| MysqlError::driver(e, context));
+        let result = session.conn.query_drop(sql, context);
         self.note_failure(result)
     }
 
@@ -180,21 +196,28 @@ impl MysqlSink {
         })
     }
 
-    /// Adds this batch's checkpoint to the open transaction, if enabled.
-    fn record_progress(&mut self) -> Result<(), MysqlError> {
+    /// The statement recording this batch's checkpoint, if enabled.
+    fn progress_sql(&mut self) -> Result<Option<String>, MysqlError> {
         let target = Arc::clone(&self.target);
         let Some(identity) = &target.checkpoint else {
-            return Ok(());
+            return Ok(None);
         };
         let no_backslash_escapes = self.ensure_session()?.no_backslash_escapes;
-        let sql = checkpoint::record_sql(
+        Ok(Some(checkpoint::record_sql(
             &target.table_name,
             self.shard,
             self.batch.last_record(),
             identity,
             no_backslash_escapes,
-        );
-        self.query(&sql, "recording the checkpoint")
+        )))
+    }
+
+    /// Adds this batch's checkpoint to the open transaction, if enabled.
+    fn record_progress(&mut self) -> Result<(), MysqlError> {
+        match self.progress_sql()? {
+            Some(sql) => self.query(&sql, "recording the checkpoint"),
+            None => Ok(()),
+        }
     }
 
     /// After a `COMMIT` whose outcome was lost with the connection: whether
@@ -211,7 +234,9 @@ impl MysqlSink {
             self.batch.last_record(),
         );
         let session = self.ensure_session()?;
-        let result = checkpoint::committed_through(&mut session.conn, &table, shard);
+        let no_backslash_escapes = session.no_backslash_escapes;
+        let result =
+            checkpoint::committed_through(&mut session.conn, &table, shard, no_backslash_escapes);
         let done = self.note_failure(result)?;
         Ok(done.is_some_and(|done| done >= last))
     }
@@ -223,6 +248,7 @@ impl MysqlSink {
 
     /// Forgets the open batch.
     fn clear_batch(&mut self) {
+        self.sent_ahead = 0;
         self.batch.clear();
         self.insert.clear();
         self.tsv.clear();
@@ -258,7 +284,7 @@ impl Sink for MysqlSink {
             WritePath::Prepared | WritePath::Bulk => self.check_size(row)?,
         }
         self.batch.push(row);
-        Ok(())
+        self.send_first_chunk()
     }
 
     fn flush(&mut self) -> Result<(), MysqlError> {
@@ -282,10 +308,7 @@ impl Sink for MysqlSink {
         if count > 0 && !self.target.rejects.reserve(count) {
             return Err(self.over_budget(&rejected[0]));
         }
-        if let Err(e) = self
-            .record_progress()
-            .and_then(|()| self.query("COMMIT", "commit"))
-        {
+        if let Err(e) = self.query("COMMIT", "commit") {
             self.target.rejects.release(count);
             self.commit_unknown = e.is_connection_lost();
             return Err(e);
@@ -318,10 +341,7 @@ impl Sink for MysqlSink {
             // The connection is gone, and with it the transaction.
             return Ok(());
         };
-        let result = session
-            .conn
-            .query_drop("ROLLBACK")
-            .map_err(|e| MysqlError::driver(e, "rollback"));
+        let result = session.conn.query_drop("ROLLBACK", "rollback");
         match self.note_failure(result) {
             Err(e) if !e.is_connection_lost() => Err(e),
             _ => Ok(()),

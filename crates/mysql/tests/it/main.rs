@@ -11,3 +11,4 @@ mod modes;
 mod retry;
 mod schema;
 mod server;
+mod wire;
