@@ -112,7 +112,8 @@ if [[ -n "$paths" ]]; then
     record "LOAD XML LOCAL (slice),$slice_xml,$lx_s,$(awk -v r="$slice_xml" -v s="$lx_s" 'BEGIN { printf "%.0f", r / s }'),,$([[ "$lx_rows" == "$slice_xml" ]] && echo yes || echo "no: $lx_rows rows"),n/a,documented LOAD XML differences"
 fi
 
-# Head to head: the reference and the two fastest ringpipe paths, interleaved
+# Head to head: the reference, the default (bulk on ringpipe's wire client),
+# the same path through the mysql crate, and LOAD DATA streamed, interleaved
 # round by round (the same code swings widely between minutes on a shared VM),
 # each round starting with a different contender; the report takes the ratio
 # within each round and their median. Each run also records the client's and
@@ -139,18 +140,20 @@ h2h_run() { # ROUND CONTENDER COMMAND...: one timed run, appended to $h2h
 load_data_tsv() {
     db_sql -e "LOAD DATA LOCAL INFILE '$work/products-$rows.tsv' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ($columns)"
 }
-ringpipe_path() { # WRITE_PATH
-    "$bin" import "$xml" --url "$url" --table "$table" --row product --write-path "$1" --shards 2
+ringpipe_path() { # WRITE_PATH [FLAGS...]
+    local path="$1"; shift
+    "$bin" import "$xml" --url "$url" --table "$table" --row product --write-path "$path" --shards 2 "$@"
 }
 rounds="${RINGPIPE_BENCH_ROUNDS:-3}"
 h2h="$work/head_to_head.csv"
 echo "round,contender,rows_per_s,wall_s,client_cpu_s,server_cpu_s" > "$h2h"
-contenders=("LOAD DATA LOCAL" "ringpipe bulk ×2" "ringpipe load-data ×2")
+contenders=("LOAD DATA LOCAL" "ringpipe bulk ×2" "ringpipe bulk ×2 via the mysql crate" "ringpipe load-data ×2")
 for round in $(seq 1 "$rounds"); do
-    for k in 0 1 2; do
-        contender="${contenders[$(( (round - 1 + k) % 3 ))]}"
+    for k in "${!contenders[@]}"; do
+        contender="${contenders[$(( (round - 1 + k) % ${#contenders[@]} ))]}"
         case "$contender" in
             LOAD*) h2h_run "$round" "$contender" load_data_tsv ;;
+            *"mysql crate") h2h_run "$round" "$contender" ringpipe_path bulk --bulk-client driver ;;
             *bulk*) h2h_run "$round" "$contender" ringpipe_path bulk ;;
             *) h2h_run "$round" "$contender" ringpipe_path load-data ;;
         esac

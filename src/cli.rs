@@ -57,6 +57,11 @@ pub struct ImportArgs {
     /// How rows travel to the server (default: the fastest measured).
     #[arg(long, value_enum)]
     pub write_path: Option<WritePathArg>,
+    /// Who sends the bulk path's statements: our wire client, one statement
+    /// ahead of the server (it leaves TLS, compression and other
+    /// authentication plugins to the driver), or the `mysql` crate.
+    #[arg(long, value_enum, default_value_t = BulkClientArg::Wire)]
+    pub bulk_client: BulkClientArg,
     /// Sink connections, each committing its own share of every batch.
     #[arg(long, default_value_t = 2)]
     pub shards: usize,
@@ -165,6 +170,15 @@ pub enum WritePathArg {
     LoadData,
     /// MariaDB's bulk binary protocol.
     Bulk,
+}
+
+/// `--bulk-client`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum BulkClientArg {
+    /// ringpipe's own MariaDB wire client.
+    Wire,
+    /// The `mysql` crate.
+    Driver,
 }
 
 /// `--wait`.

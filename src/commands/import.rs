@@ -5,14 +5,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use ringpipe_mysql::{
-    clear_checkpoint, prepare, resume_point, table_columns, ImportIdentity, Mode, MysqlError,
-    ServerStats, SinkConfig, WritePath,
+    clear_checkpoint, prepare, resume_point, table_columns, BulkClient, ImportIdentity, Mode,
+    MysqlError, ServerStats, SinkConfig, WritePath,
 };
 use ringpipe_ring::pipeline::{Pipeline, Regions, Row, RunSummary, Sink, SinkError, Source};
 use ringpipe_ring::{RewindDecision, RewindStrategy, WaitStrategy};
 use ringpipe_xml::{XmlConfig, XmlSource};
 
-use crate::cli::{ImportArgs, ModeArg, WaitArg, WritePathArg};
+use crate::cli::{BulkClientArg, ImportArgs, ModeArg, WaitArg, WritePathArg};
 use crate::error::CliError;
 use crate::progress::ProgressLine;
 use crate::report::{peak_rss_mib, ImportReport};
@@ -227,6 +227,10 @@ fn sink_config(
             WritePathArg::Bulk => WritePath::Bulk,
         });
     }
+    config = config.bulk_client(match args.bulk_client {
+        BulkClientArg::Wire => BulkClient::Wire,
+        BulkClientArg::Driver => BulkClient::Driver,
+    });
     if let Some(file) = &args.reject_file {
         config = config.reject_file(file.clone());
     }
