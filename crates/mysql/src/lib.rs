@@ -32,6 +32,21 @@
 //! bulk protocol. Statements are bounded by `max_allowed_packet`: a big
 //! batch becomes several statements in the same transaction.
 //!
+//! # The bulk path's own client
+//!
+//! On MariaDB the bulk path does not go through the `mysql` crate, which
+//! waits for every reply and binds each value as an owned `Value`: the
+//! sink speaks the protocol itself ([`BulkClient::Wire`], the default),
+//! on `mysql_common`'s packet types. Each bulk packet is built straight
+//! from the batch's text, and the next statement is encoded and sent while
+//! the server runs the one before: `START TRANSACTION` and the first
+//! statement leave from `write`, the rest and the checkpoint from `flush`,
+//! and `COMMIT` only after every reply was OK. The session runs with
+//! `autocommit=0`, so a statement sent behind a failure can never commit
+//! on its own. Where it cannot serve a connection (TLS, compression, an
+//! authentication plugin other than `mysql_native_password`) the sink uses
+//! the driver; [`MysqlSink::client`] says which one a sink got.
+//!
 //! # Safety of the data
 //!
 //! The session's `sql_mode` gains `STRICT_TRANS_TABLES`, and after every
