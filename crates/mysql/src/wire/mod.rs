@@ -81,7 +81,7 @@ impl WireConn {
             return Ok(needs_driver("compression"));
         }
         let stream = match opts.get_socket() {
-            Some(path) => unix_stream(path)?,
+            Some(path) => unix_stream(path, opts)?,
             None => tcp_stream(opts)?,
         };
         let Some(mut conn) = WireConn::handshake(stream, opts)? else {
@@ -130,7 +130,7 @@ impl WireConn {
         if path.is_empty() {
             return Ok(self);
         }
-        match unix_stream(&path).and_then(|s| WireConn::handshake(s, opts)) {
+        match unix_stream(&path, opts).and_then(|s| WireConn::handshake(s, opts)) {
             Ok(Some(moved)) => Ok(moved),
             Ok(None) | Err(_) => Ok(self),
         }
@@ -437,17 +437,23 @@ fn tcp_stream(opts: &Opts) -> Result<Stream, MysqlError> {
     })))
 }
 
-/// A connection to the Unix socket at `path`.
+/// A connection to the Unix socket at `path`, with the options' timeouts.
 #[cfg(unix)]
-fn unix_stream(path: &str) -> Result<Stream, MysqlError> {
-    UnixStream::connect(path)
-        .map(Stream::Unix)
-        .map_err(|e| reply::io_error(e, "connect"))
+fn unix_stream(path: &str, opts: &Opts) -> Result<Stream, MysqlError> {
+    let io = |e| reply::io_error(e, "connect");
+    let stream = UnixStream::connect(path).map_err(io)?;
+    stream
+        .set_read_timeout(opts.get_read_timeout().copied())
+        .map_err(io)?;
+    stream
+        .set_write_timeout(opts.get_write_timeout().copied())
+        .map_err(io)?;
+    Ok(Stream::Unix(stream))
 }
 
 /// No Unix sockets here: the caller stays on TCP.
 #[cfg(not(unix))]
-fn unix_stream(_path: &str) -> Result<Stream, MysqlError> {
+fn unix_stream(_path: &str, _opts: &Opts) -> Result<Stream, MysqlError> {
     Err(reply::io_error(
         std::io::ErrorKind::Unsupported.into(),
         "connect",
