@@ -1,5 +1,6 @@
 //! Write-path benchmark: every `WritePath` on the same catalogue rows, with
-//! 1 and 2 connections, interleaved in one run.
+//! 1 and 2 connections, interleaved in one run; the bulk path both on the
+//! sink's own wire client (the default) and through the `mysql` crate.
 //!
 //! ```text
 //! RINGPIPE_BENCH_ROWS=1000000 cargo bench -p ringpipe-mysql --bench write_paths
@@ -14,19 +15,20 @@
 use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
-use ringpipe_mysql::{prepare, PreparedTarget, ServerStats, SinkConfig, WritePath};
+use ringpipe_mysql::{prepare, BulkClient, PreparedTarget, ServerStats, SinkConfig, WritePath};
 use ringpipe_ring::pipeline::{RecordPosition, Row, Sink};
 use ringpipe_xml::gen::{product_table_ddl, Catalogue, PRODUCT_COLUMNS};
 
 /// The benchmark table.
 const TABLE: &str = "rp_bench_write_paths";
 
-/// Paths in measuring order.
-const PATHS: [WritePath; 4] = [
-    WritePath::Insert,
-    WritePath::Prepared,
-    WritePath::LoadData,
-    WritePath::Bulk,
+/// Contenders in measuring order: name, path, bulk client.
+const CONTENDERS: [(&str, WritePath, BulkClient); 5] = [
+    ("Insert", WritePath::Insert, BulkClient::Driver),
+    ("Prepared", WritePath::Prepared, BulkClient::Driver),
+    ("LoadData", WritePath::LoadData, BulkClient::Driver),
+    ("Bulk", WritePath::Bulk, BulkClient::Wire),
+    ("Bulk/crate", WritePath::Bulk, BulkClient::Driver),
 ];
 
 fn main() {
@@ -36,13 +38,12 @@ fn main() {
     let batch = env_num("RINGPIPE_BENCH_BATCH", 5_000) as usize;
     let rounds = env_num("RINGPIPE_BENCH_ROUNDS", 1);
     println!("write_paths: {rows} rows, batches of {batch}, {rounds} round(s)");
-    let mut results: Vec<(WritePath, usize, f64)> = Vec::new();
+    let mut results: Vec<(&str, usize, f64)> = Vec::new();
     let mut checksum = None;
     for _ in 0..rounds {
         for connections in [1, 2] {
-            for path in PATHS {
-                let r = run(&url, path, connections, rows, batch);
-                let name = format!("{path:?}");
+            for (name, path, client) in CONTENDERS {
+                let r = run(&url, (path, client), connections, rows, batch);
                 println!(
                     "{name:>9} x{connections}: {:>9.0} rows/s  {:>6.2} s  rows/commit {:>6.0}  rows/statement {:>6.0}  statements {}",
                     rows as f64 / r.elapsed.as_secs_f64(),
@@ -54,9 +55,9 @@ fn main() {
                 assert_eq!(
                     *checksum.get_or_insert(r.checksum),
                     r.checksum,
-                    "{path:?}: table differs"
+                    "{name}: table differs"
                 );
-                results.push((path, connections, rows as f64 / r.elapsed.as_secs_f64()));
+                results.push((name, connections, rows as f64 / r.elapsed.as_secs_f64()));
             }
         }
     }
@@ -73,10 +74,18 @@ struct RunResult {
     checksum: u64,
 }
 
-/// Loads `rows` rows with `connections` sinks on `path`.
-fn run(url: &str, path: WritePath, connections: usize, rows: u64, batch: usize) -> RunResult {
+/// Loads `rows` rows with `connections` sinks on `path` through `client`.
+fn run(
+    url: &str,
+    (path, client): (WritePath, BulkClient),
+    connections: usize,
+    rows: u64,
+    batch: usize,
+) -> RunResult {
     recreate_table(url);
-    let config = SinkConfig::new(url, TABLE, &PRODUCT_COLUMNS).write_path(path);
+    let config = SinkConfig::new(url, TABLE, &PRODUCT_COLUMNS)
+        .write_path(path)
+        .bulk_client(client);
     let target = prepare(&config).expect("prepare");
     let before = ServerStats::read(url).expect("stats");
     let start = Instant::now();
@@ -147,20 +156,19 @@ fn fill(row: &mut Row, catalogue: &Catalogue, id: u64) {
 }
 
 /// Prints each configuration's best rate and its ratio to 1-connection INSERT.
-fn summarize(results: &[(WritePath, usize, f64)]) {
-    let best = |path: WritePath, conns: usize| {
+fn summarize(results: &[(&str, usize, f64)]) {
+    let best = |name: &str, conns: usize| {
         results
             .iter()
-            .filter(|r| r.0 == path && r.1 == conns)
+            .filter(|r| r.0 == name && r.1 == conns)
             .map(|r| r.2)
             .fold(0.0, f64::max)
     };
-    let base = best(WritePath::Insert, 1);
+    let base = best("Insert", 1);
     println!("\nsummary (best of rounds; ratio to Insert x1):");
     for conns in [1, 2] {
-        for path in PATHS {
-            let rate = best(path, conns);
-            let name = format!("{path:?}");
+        for (name, _, _) in CONTENDERS {
+            let rate = best(name, conns);
             println!(
                 "{name:>9} x{conns}: {rate:>9.0} rows/s  {:.2}x",
                 rate / base
