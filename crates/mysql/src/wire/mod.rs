@@ -121,18 +121,25 @@ impl WireConn {
     }
 
     /// The same login over the server's Unix socket, if it has one that
-    /// answers; otherwise `self`.
+    /// answers and is the same server (same port and data directory: a
+    /// socket path seen from a container may name another server here);
+    /// otherwise `self`.
     fn moved_to_socket(mut self, opts: &Opts) -> Result<WireConn, MysqlError> {
-        let rows = self.query_rows("SELECT @@socket", "connect")?;
-        let Some(Some(path)) = rows.into_iter().next().and_then(|r| r.into_iter().next()) else {
+        const IDENTITY: &str = "SELECT @@socket, @@port, @@datadir";
+        let here = self.query_rows(IDENTITY, "connect")?;
+        let Some(Some(path)) = here.first().and_then(|row| row.first()).cloned() else {
             return Ok(self);
         };
         if path.is_empty() {
             return Ok(self);
         }
-        match unix_stream(&path, opts).and_then(|s| WireConn::handshake(s, opts)) {
-            Ok(Some(moved)) => Ok(moved),
-            Ok(None) | Err(_) => Ok(self),
+        let moved = unix_stream(&path, opts).and_then(|s| WireConn::handshake(s, opts));
+        let Ok(Some(mut moved)) = moved else {
+            return Ok(self);
+        };
+        match moved.query_rows(IDENTITY, "connect") {
+            Ok(there) if there == here => Ok(moved),
+            _ => Ok(self),
         }
     }
 
