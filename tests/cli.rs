@@ -80,6 +80,32 @@ fn a_named_pipe_is_read_once_whole_and_cannot_be_resumed() {
 }
 
 #[test]
+fn both_bulk_clients_leave_the_same_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = catalogue(dir.path(), 3_000);
+    let mut sums = Vec::new();
+    for client in ["wire", "driver"] {
+        let table = format!("cli_bulk_client_{client}");
+        fresh_table(&table);
+        let output = import(
+            &file,
+            &table,
+            &["--bulk-client", client, "--batch-rows", "700"],
+        );
+        assert!(output.status.success(), "{client}: {}", stderr(&output));
+        assert_eq!(count(&table), 3_000, "{client}");
+        sums.push(checksum(&table));
+    }
+    assert_eq!(sums[0], sums[1]);
+    let output = import(
+        &file,
+        "cli_bulk_client_wire",
+        &["--bulk-client", "libmysql"],
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+}
+
+#[test]
 fn rerunning_an_upsert_leaves_the_table_identical() {
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path(), 1_000);
