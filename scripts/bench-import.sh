@@ -128,6 +128,10 @@ server_cpu_ticks() { # utime + stime of the server process, or empty when it is 
 h2h_run() { # ROUND CONTENDER COMMAND...: one timed run, appended to $h2h
     local round="$1" contender="$2"; shift 2
     fresh_table
+    # Both inputs read once untimed, so that no contender pays for a page
+    # cache the kernel reclaimed between runs (it does here, under memory
+    # monitoring): every run starts with its file cached.
+    cat "$xml" "$work/products-$rows.tsv" > /dev/null
     local before after times
     before="$(server_cpu_ticks)"
     times="$( { TIMEFORMAT='%R %U %S'; time "$@" > /dev/null; } 2>&1 | tail -n 1)"
