@@ -223,23 +223,24 @@ impl WireConn {
         context: &'static str,
     ) -> Result<(), MysqlError> {
         self.usable(context)?;
-        let result = self
-            .framed
-            .command_in_place(packet)
-            .map_err(|e| reply::io_error(e, context));
-        self.settle(result)?;
-        self.pending += 1;
-        Ok(())
+        let sent = self.framed.command_in_place(packet);
+        self.count_sent(sent, context)
     }
 
     /// Sends a command whose reply is an OK or ERR, without waiting for it.
     fn send(&mut self, body: &[u8], context: &'static str) -> Result<(), MysqlError> {
         self.usable(context)?;
-        let result = self
-            .framed
-            .command(body)
-            .map_err(|e| reply::io_error(e, context));
-        self.settle(result)?;
+        let sent = self.framed.command(body);
+        self.count_sent(sent, context)
+    }
+
+    /// Counts a command as awaiting its reply once it was written.
+    fn count_sent(
+        &mut self,
+        sent: std::io::Result<()>,
+        context: &'static str,
+    ) -> Result<(), MysqlError> {
+        self.settle(sent.map_err(|e| reply::io_error(e, context)))?;
         self.pending += 1;
         Ok(())
     }
