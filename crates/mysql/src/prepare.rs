@@ -13,6 +13,7 @@ use crate::reject::RejectLog;
 use crate::schema;
 use crate::sink::MysqlSink;
 use crate::statement::{self, InsertShape};
+use crate::wire::bulk;
 use crate::MysqlError;
 
 /// What every sink of one import shares: checked schema, statement texts,
@@ -49,6 +50,8 @@ pub(crate) struct Target {
     pub(crate) load_sql: String,
     /// Rows per statement.
     pub(crate) max_rows: usize,
+    /// The wire client's bulk parameter type per column.
+    pub(crate) param_types: Vec<u8>,
     /// The configured statement size bound, if any.
     pub(crate) max_bytes: Option<usize>,
     /// Bad-record budget and reject file, shared by all shards.
@@ -89,6 +92,8 @@ pub fn prepare(config: &SinkConfig) -> Result<PreparedTarget, MysqlError> {
         checkpoint::ensure_table(conn)?;
     }
     let key_columns = schema::keys_of(conn, &config.table)?;
+    let param_types =
+        bulk::param_types(&schema::charsets_of(conn, &config.table, &config.columns)?);
     if config.mode == Mode::Truncate {
         conn.query_drop(format!("TRUNCATE TABLE {table}"))
             .map_err(|e| MysqlError::driver(e, "truncating the table"))?;
@@ -110,6 +115,7 @@ pub fn prepare(config: &SinkConfig) -> Result<PreparedTarget, MysqlError> {
         load_sql: statement::load_data(&table, &columns, config.mode),
         rejects: RejectLog::new(config.max_bad, config.reject_file.as_deref())?,
         max_rows: config.max_rows_per_statement,
+        param_types,
         max_bytes: config.max_statement_bytes,
         mode: config.mode,
         table_name: config.table.clone(),

@@ -57,6 +57,30 @@ pub(crate) fn columns_of(conn: &mut Conn, table: &str) -> Result<Vec<String>, My
     .map_err(|e| MysqlError::driver(e, "reading the table's columns"))
 }
 
+/// The character set of each of `columns` of `table`, in their order
+/// (`None` for a column without one: numbers, dates, binary strings).
+pub(crate) fn charsets_of(
+    conn: &mut Conn,
+    table: &str,
+    columns: &[String],
+) -> Result<Vec<Option<String>>, MysqlError> {
+    let rows: Vec<(String, Option<String>)> = conn
+        .exec(
+            "SELECT column_name, character_set_name FROM information_schema.columns \
+             WHERE table_schema = DATABASE() AND table_name = ?",
+            (table,),
+        )
+        .map_err(|e| MysqlError::driver(e, "reading the table's character sets"))?;
+    Ok(columns
+        .iter()
+        .map(|column| {
+            rows.iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case(column))
+                .and_then(|(_, charset)| charset.clone())
+        })
+        .collect())
+}
+
 /// Primary key columns, else the first unique key's.
 pub(crate) fn keys_of(conn: &mut Conn, table: &str) -> Result<Vec<String>, MysqlError> {
     let rows: Vec<(String, String)> = conn

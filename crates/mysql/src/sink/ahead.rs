@@ -61,7 +61,8 @@ impl MysqlSink {
         let Some(Link::Wire(wire)) = self.session.as_mut().map(|s| &mut s.conn) else {
             return Ok(());
         };
-        let result = start_and_send(wire, &mut self.bulk, &self.batch, &sql, 0..rows);
+        let types = &self.target.param_types;
+        let result = start_and_send(wire, &mut self.bulk, &sql, types, &self.batch, 0..rows);
         self.note_failure(result)?;
         self.stats.statements += 1;
         self.sent_ahead = rows;
@@ -115,7 +116,11 @@ impl MysqlSink {
         }
         let mut checked = Checked::All;
         for chunk in chunks {
-            wire.send_packet(self.bulk.encode(statement, &self.batch, chunk), CONTEXT)?;
+            let types = &self.target.param_types;
+            wire.send_packet(
+                self.bulk.encode(statement, types, &self.batch, chunk),
+                CONTEXT,
+            )?;
             self.stats.statements += 1;
             while wire.pending() > ahead {
                 checked = settle_oldest(wire, allow_duplicates, checked)?;
@@ -145,17 +150,18 @@ impl MysqlSink {
 
 /// Prepares the bulk statement `sql` (before anything is sent ahead: the
 /// first prepare waits for its reply), then sends `START TRANSACTION` and
-/// `rows` of `batch`.
+/// `rows` of `batch` with parameter types `types`.
 fn start_and_send(
     wire: &mut WireConn,
     bulk: &mut BulkEncoder,
-    batch: &Batch,
     sql: &str,
+    types: &[u8],
+    batch: &Batch,
     rows: Range<usize>,
 ) -> Result<(), MysqlError> {
     let statement = wire.prepare(sql, "preparing a bulk insert")?;
     wire.send_query("START TRANSACTION", "begin")?;
-    wire.send_packet(bulk.encode(statement, batch, rows), CONTEXT)
+    wire.send_packet(bulk.encode(statement, types, batch, rows), CONTEXT)
 }
 
 /// Reads the oldest reply and judges its warnings, which `SHOW WARNINGS`

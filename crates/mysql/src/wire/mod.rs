@@ -15,7 +15,7 @@
 //! with `autocommit=0` (see [`WireConn::connect`]), so that a statement sent
 //! ahead of a failure can never commit on its own.
 
-mod bulk;
+pub(crate) mod bulk;
 mod framing;
 mod handshake;
 mod reply;

@@ -246,3 +246,38 @@ fn ignore_mode_reads_every_duplicate_warning_and_skips_them() {
     drive(&mut sink, &records(21, 30), 30).unwrap();
     assert_eq!(read_back(table), records(1, 50));
 }
+
+#[test]
+fn columns_of_other_character_sets_get_their_text_converted() {
+    let table = "rp_mysql_wire_charsets";
+    let mut c = conn();
+    c.query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
+        .unwrap();
+    c.query_drop(format!(
+        "CREATE TABLE `{table}` (id INT PRIMARY KEY, l1 VARCHAR(20) CHARACTER SET latin1, \
+         u4 VARCHAR(20) CHARACTER SET utf8mb4, b VARBINARY(20), d DATETIME)"
+    ))
+    .unwrap();
+    let config = ringpipe_mysql::SinkConfig::new(url(), table, &["id", "l1", "u4", "b", "d"]);
+    let mut sink = prepare(&config).unwrap().connect_sink(0).unwrap();
+    assert_eq!(sink.client(), Some(BulkClient::Wire));
+    let mut row = Row::with_columns(5);
+    for (i, value) in ["1", "café", "café 🚀", "café", "2024-05-06 07:08:09"]
+        .iter()
+        .enumerate()
+    {
+        row.set(i, value);
+    }
+    sink.write(&row).unwrap();
+    sink.flush().unwrap();
+    let stored: Option<(String, String, String, String)> = c
+        .query_first(format!(
+            "SELECT HEX(l1), HEX(u4), HEX(b), CAST(d AS CHAR) FROM `{table}`"
+        ))
+        .unwrap();
+    let (l1, u4, b, d) = stored.unwrap();
+    assert_eq!(l1, "636166E9", "latin1 holds é as one byte, converted");
+    assert_eq!(u4, "636166C3A920F09F9A80");
+    assert_eq!(b, "636166C3A9", "a binary column keeps the UTF-8 bytes");
+    assert_eq!(d, "2024-05-06 07:08:09");
+}
