@@ -23,6 +23,28 @@ pub(super) enum Stream {
     Unix(UnixStream),
 }
 
+impl Stream {
+    /// The stream with the options' read and write timeouts.
+    pub(super) fn with_timeouts(self, opts: &mysql::Opts) -> io::Result<Self> {
+        let (read, write) = (
+            opts.get_read_timeout().copied(),
+            opts.get_write_timeout().copied(),
+        );
+        match &self {
+            Stream::Tcp(s) => {
+                s.set_read_timeout(read)?;
+                s.set_write_timeout(write)?;
+            }
+            #[cfg(unix)]
+            Stream::Unix(s) => {
+                s.set_read_timeout(read)?;
+                s.set_write_timeout(write)?;
+            }
+        }
+        Ok(self)
+    }
+}
+
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {

@@ -429,13 +429,7 @@ fn tcp_stream(opts: &Opts) -> Result<Stream, MysqlError> {
         match attempt {
             Ok(stream) => {
                 stream.set_nodelay(true).map_err(io)?;
-                stream
-                    .set_read_timeout(opts.get_read_timeout().copied())
-                    .map_err(io)?;
-                stream
-                    .set_write_timeout(opts.get_write_timeout().copied())
-                    .map_err(io)?;
-                return Ok(Stream::Tcp(stream));
+                return Stream::Tcp(stream).with_timeouts(opts).map_err(io);
             }
             Err(e) => last = Some(e),
         }
@@ -450,13 +444,7 @@ fn tcp_stream(opts: &Opts) -> Result<Stream, MysqlError> {
 fn unix_stream(path: &str, opts: &Opts) -> Result<Stream, MysqlError> {
     let io = |e| reply::io_error(e, "connect");
     let stream = UnixStream::connect(path).map_err(io)?;
-    stream
-        .set_read_timeout(opts.get_read_timeout().copied())
-        .map_err(io)?;
-    stream
-        .set_write_timeout(opts.get_write_timeout().copied())
-        .map_err(io)?;
-    Ok(Stream::Unix(stream))
+    Stream::Unix(stream).with_timeouts(opts).map_err(io)
 }
 
 /// No Unix sockets here: the caller stays on TCP.
