@@ -4,9 +4,8 @@ use std::ops::Range;
 use std::sync::{Mutex, MutexGuard};
 
 use super::{MysqlSink, VALUE_OVERHEAD};
-use crate::config::{Mode, WritePath};
+use crate::config::{BulkClient, Mode, WritePath};
 use crate::error::codes;
-use crate::link::Link;
 use crate::prepared::chunks;
 use crate::reject::Rejected;
 use crate::warnings;
@@ -18,8 +17,7 @@ impl MysqlSink {
     /// (only when a row error sent the batch through recovery).
     pub(super) fn run_batch(&mut self) -> Result<Vec<Rejected>, MysqlError> {
         self.ensure_session()?;
-        let on_wire = matches!(self.session.as_ref().map(|s| &s.conn), Some(Link::Wire(_)));
-        if self.path == WritePath::Bulk && on_wire {
+        if self.path == WritePath::Bulk && self.client() == Some(BulkClient::Wire) {
             return self.run_ahead();
         }
         let rejected = self.run_in_turn()?;
