@@ -101,10 +101,9 @@ pub(super) fn run<S: Read + Write>(
     let mut nonce = hello.scramble_1_ref().to_vec();
     nonce.extend_from_slice(hello.scramble_2_ref().unwrap_or_default());
     nonce.resize(20, 0);
-    let mut capabilities = WANTED & server;
-    if login.database.is_some_and(|db| !db.is_empty()) {
-        capabilities.insert(CapabilityFlags::CLIENT_CONNECT_WITH_DB);
-    }
+    // `HandshakeResponse::new` adds CLIENT_CONNECT_WITH_DB when a database
+    // is given, and CLIENT_PLUGIN_AUTH for the plugin named.
+    let capabilities = WANTED & server;
     let response = HandshakeResponse::new(
         Some(native_scramble(&nonce, login.password)),
         hello.server_version_parsed().unwrap_or((10, 0, 0)),
