@@ -71,26 +71,25 @@
 //! # Measured write paths
 //!
 //! `RINGPIPE_BENCH_ROWS=1000000 cargo bench -p ringpipe-mysql --bench
-//! write_paths`: 1M catalogue rows (9 columns, 2 secondary indexes),
-//! batches of 5,000, MariaDB 10.11 on the same 2-vCPU machine (shared with
-//! other builds, so expect ±20 %):
+//! write_paths` (2026-12-02, 01:39 UTC): 1M catalogue rows (9 columns, 2
+//! secondary indexes), batches of 5,000, MariaDB 10.11 on the same 2-vCPU
+//! machine, one round (runs here vary by ±15% between minutes):
 //!
-//! | path      | 1 connection | ratio | 2 connections | ratio |
-//! |-----------|-------------:|------:|--------------:|------:|
-//! | Insert    |   23.0k rows/s | 1.00 |  36.1k rows/s | 1.57 |
-//! | Prepared  |   27.3k rows/s | 1.18 |  34.8k rows/s | 1.51 |
-//! | LoadData  |   27.8k rows/s | 1.20 |  55.3k rows/s | 2.40 |
-//! | Bulk      |   34.5k rows/s | 1.50 |  50.4k rows/s | 2.19 |
+//! | path                     | 1 connection   | ratio | 2 connections  | ratio |
+//! |--------------------------|---------------:|------:|---------------:|------:|
+//! | Insert                   |  73.6k rows/s  |  1.00 | 141.8k rows/s  |  1.93 |
+//! | Prepared                 |  86.8k rows/s  |  1.18 | 137.2k rows/s  |  1.86 |
+//! | LoadData                 |  99.5k rows/s  |  1.35 | 172.5k rows/s  |  2.34 |
+//! | Bulk (wire client)       | 166.0k rows/s  |  2.26 | 206.5k rows/s  |  2.81 |
+//! | Bulk via the mysql crate | 120.1k rows/s  |  1.63 | 173.7k rows/s  |  2.36 |
 //!
 //! Every run commits 5,000 rows per commit; Insert, Prepared and Bulk send
-//! 1,667 rows per statement (2,000-row cap), LoadData one statement per
-//! batch. [`WritePath::default`] is `Bulk`: fastest on one connection,
-//! within 10 % of LOAD DATA on two, and it needs neither `local_infile`
-//! (often disabled) nor the warning checks LOCAL makes necessary, because a
-//! bad value fails the statement outright. On MySQL it falls back to
-//! `Prepared`. A second run (300k rows, two interleaved rounds, best of
-//! each) agreed: Bulk 1.40x / 2.01x (1 / 2 connections), Prepared 1.45x /
-//! 1.93x, LoadData 1.45x / 1.50x, against Insert x1 = 39.7k rows/s.
+//! at most 2,000 rows per statement (1,667 on average here; Prepared
+//! 625, its tail cut into powers of two), LoadData one statement per batch.
+//! [`WritePath::default`] is `Bulk`: the fastest on one connection and on
+//! two, and it needs neither `local_infile` (often disabled) nor the
+//! warning checks LOCAL makes necessary, because a bad value fails the
+//! statement outright. On MySQL it falls back to `Prepared`.
 
 mod batch;
 mod checkpoint;
