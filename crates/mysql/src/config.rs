@@ -1,7 +1,9 @@
 //! What the user configures: where, which table and columns, how to write.
 
 use std::fmt;
+use std::ops::Deref;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use mysql::{Opts, OptsBuilder};
 
@@ -62,6 +64,23 @@ pub enum BulkClient {
     Driver,
 }
 
+/// How long connecting may take when neither [`SinkConfig::connect_timeout`]
+/// nor the URL's `tcp_connect_timeout_ms` says.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long one read or write may wait when [`SinkConfig::net_timeout`] is
+/// not set: generous, because a `COMMIT` of a large batch or a statement
+/// waiting for a lock legitimately keeps the server silent for a while.
+pub const DEFAULT_NET_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// TCP keepalive: idle time before the first probe, unless the URL's
+/// `tcp_keepalive_time_ms` says.
+const KEEPALIVE_TIME_MS: u32 = 60_000;
+/// TCP keepalive: seconds between probes, unless the URL says.
+const KEEPALIVE_INTERVAL_SECS: u32 = 10;
+/// TCP keepalive: probes unanswered before the connection is dropped.
+const KEEPALIVE_PROBES: u32 = 6;
+
 /// Everything a sink needs to know; build with [`SinkConfig::new`] and the
 /// builder methods.
 ///
@@ -96,6 +115,10 @@ pub struct SinkConfig {
     pub(crate) password_file: Option<PathBuf>,
     /// Record progress with every commit (the checkpoint module).
     pub(crate) checkpoint: Option<ImportIdentity>,
+    /// Connect timeout; `None`: the URL's, else [`DEFAULT_CONNECT_TIMEOUT`].
+    pub(crate) connect_timeout: Option<Duration>,
+    /// Read/write timeout; `None`: [`DEFAULT_NET_TIMEOUT`].
+    pub(crate) net_timeout: Option<Duration>,
 }
 
 impl SinkConfig {
@@ -118,7 +141,27 @@ impl SinkConfig {
             init_commands: Vec::new(),
             password_file: None,
             checkpoint: None,
+            connect_timeout: None,
+            net_timeout: None,
         }
+    }
+
+    /// Bounds how long opening a TCP connection may take (default: the
+    /// URL's `tcp_connect_timeout_ms`, else [`DEFAULT_CONNECT_TIMEOUT`]);
+    /// overrides the URL. A timeout is a retryable lost connection.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = Some(timeout);
+        self
+    }
+
+    /// Bounds how long one read or write on a connection may wait (default
+    /// [`DEFAULT_NET_TIMEOUT`]), and sets `TCP_USER_TIMEOUT` to the same
+    /// (overriding the URL's `tcp_user_timeout_ms`). A server that stops
+    /// answering then becomes a retryable [`MysqlError::TimedOut`]: the
+    /// batch is rolled back and replayed on a new connection.
+    pub fn net_timeout(mut self, timeout: Duration) -> Self {
+        self.net_timeout = Some(timeout);
+        self
     }
 
     /// Records each shard's progress in [`CHECKPOINT_TABLE`](crate::CHECKPOINT_TABLE)
@@ -198,7 +241,8 @@ impl SinkConfig {
     }
 
     /// Driver options: URL, then password from the URL, `password_file` or
-    /// `MYSQL_PWD` (in that order), and the init commands.
+    /// `MYSQL_PWD` (in that order), the init commands, and the timeouts and
+    /// TCP keepalive both clients apply.
     pub(crate) fn opts(&self) -> Result<Opts, MysqlError> {
         let opts = Opts::from_url(&self.url).map_err(|e| MysqlError::Config(e.to_string()))?;
         let mut builder = OptsBuilder::from_opts(opts.clone())
@@ -209,7 +253,34 @@ impl SinkConfig {
         if opts.get_pass().is_none() {
             builder = builder.pass(self.fallback_password()?);
         }
-        Ok(builder.into())
+        Ok(self.with_timeouts(builder, &opts).into())
+    }
+
+    /// `builder` with the connect, read and write timeouts and TCP
+    /// keepalive: the configured values first, then the URL's, then the
+    /// defaults.
+    fn with_timeouts(&self, builder: OptsBuilder, url: &Opts) -> OptsBuilder {
+        let connect = self.connect_timeout.or(url.get_tcp_connect_timeout());
+        let net = self.net_timeout.unwrap_or(DEFAULT_NET_TIMEOUT);
+        let net_ms = u32::try_from(net.as_millis()).unwrap_or(u32::MAX).max(1);
+        let user_timeout = match self.net_timeout {
+            Some(_) => net_ms,
+            None => url.get_tcp_user_timeout_ms().unwrap_or(net_ms),
+        };
+        builder
+            .tcp_connect_timeout(Some(connect.unwrap_or(DEFAULT_CONNECT_TIMEOUT)))
+            .read_timeout(Some(net))
+            .write_timeout(Some(net))
+            .tcp_keepalive_time_ms(url.get_tcp_keepalive_time_ms().or(Some(KEEPALIVE_TIME_MS)))
+            .tcp_keepalive_probe_interval_secs(
+                url.get_tcp_keepalive_probe_interval_secs()
+                    .or(Some(KEEPALIVE_INTERVAL_SECS)),
+            )
+            .tcp_keepalive_probe_count(
+                url.get_tcp_keepalive_probe_count()
+                    .or(Some(KEEPALIVE_PROBES)),
+            )
+            .tcp_user_timeout_ms(Some(user_timeout))
     }
 
     /// The password from `password_file` or `MYSQL_PWD`.
@@ -241,6 +312,8 @@ impl fmt::Debug for SinkConfig {
             .field("reject_file", &self.reject_file)
             .field("init_commands", &self.init_commands.len())
             .field("password_file", &self.password_file)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("net_timeout", &self.net_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -259,7 +332,9 @@ impl fmt::Display for SinkConfig {
     }
 }
 
-/// Replaces the password of a `scheme://user:password@host/...` URL by `***`.
+/// Replaces every password in a URL by `***`: the user info's
+/// (`scheme://user:password@host/...`) and the query's (`?password=...`,
+/// also `pass` and `pwd`, any case).
 ///
 /// # Examples
 ///
@@ -268,26 +343,83 @@ impl fmt::Display for SinkConfig {
 ///     ringpipe_mysql::redact_url("mysql://u:s3cret@h:3306/db"),
 ///     "mysql://u:***@h:3306/db"
 /// );
+/// assert_eq!(
+///     ringpipe_mysql::redact_url("mysql://u@h/db?password=s3cret&prefer_socket=false"),
+///     "mysql://u@h/db?password=***&prefer_socket=false"
+/// );
 /// ```
 pub fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
-        return url.to_owned();
-    };
+    let scheme_end = url.find("://").map_or(0, |i| i + 3);
     let rest = &url[scheme_end..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    // The last '@' ends the user info: a password may itself contain '@'.
-    let Some(at) = rest[..authority_end].rfind('@') else {
-        return url.to_owned();
-    };
-    let Some(colon) = rest[..at].find(':') else {
-        return url.to_owned();
-    };
+    let authority_end = scheme_end + rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = url[scheme_end..].split_at(authority_end - scheme_end);
+    let (path, query) = tail.split_at(tail.find('?').unwrap_or(tail.len()));
     format!(
-        "{}{}:***{}",
+        "{}{}{path}{}",
         &url[..scheme_end],
-        &rest[..colon],
-        &rest[at..]
+        redact_user_info(authority),
+        redact_query(query)
     )
+}
+
+/// The password of `user:password@host:port` replaced by `***`.
+fn redact_user_info(authority: &str) -> String {
+    // The last '@' ends the user info: a password may itself contain '@'.
+    let Some(at) = authority.rfind('@') else {
+        return authority.to_owned();
+    };
+    match authority[..at].find(':') {
+        Some(colon) => format!("{}:***{}", &authority[..colon], &authority[at..]),
+        None => authority.to_owned(),
+    }
+}
+
+/// A query string (`?a=b&c=d`, or empty) with the values of password
+/// parameters replaced by `***`.
+fn redact_query(query: &str) -> String {
+    let Some(params) = query.strip_prefix('?') else {
+        return query.to_owned();
+    };
+    let redacted: Vec<String> = params
+        .split('&')
+        .map(|param| match param.split_once('=') {
+            Some((key, _)) if is_password_key(key) => format!("{key}=***"),
+            _ => param.to_owned(),
+        })
+        .collect();
+    format!("?{}", redacted.join("&"))
+}
+
+/// Whether a query parameter named `key` holds a password.
+fn is_password_key(key: &str) -> bool {
+    ["password", "pass", "pwd"]
+        .iter()
+        .any(|k| key.eq_ignore_ascii_case(k))
+}
+
+/// The driver's options, whose `Debug` would print the password: shown
+/// with it replaced by `***`.
+#[derive(Clone)]
+pub(crate) struct SecretOpts(pub(crate) Opts);
+
+impl Deref for SecretOpts {
+    type Target = Opts;
+
+    fn deref(&self) -> &Opts {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SecretOpts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Opts")
+            .field("user", &self.0.get_user())
+            .field("pass", &self.0.get_pass().map(|_| "***"))
+            .field("host", &self.0.get_ip_or_hostname())
+            .field("port", &self.0.get_tcp_port())
+            .field("db", &self.0.get_db_name())
+            .finish_non_exhaustive()
+    }
 }
 
 #[cfg(test)]
@@ -303,6 +435,54 @@ mod tests {
         );
         assert_eq!(redact_url("mysql://u@h/db"), "mysql://u@h/db");
         assert_eq!(redact_url("mysql://h:3306/db"), "mysql://h:3306/db");
+        assert_eq!(
+            redact_url("mysql://u@h/db?PASSWORD=p&x=1&pass=q&pwd=r&passage=s"),
+            "mysql://u@h/db?PASSWORD=***&x=1&pass=***&pwd=***&passage=s"
+        );
+        assert_eq!(
+            redact_url("mysql://u:a@h?password=c#f"),
+            "mysql://u:***@h?password=***"
+        );
+    }
+
+    #[test]
+    fn the_drivers_options_are_shown_without_the_password() {
+        let opts = SinkConfig::new("mysql://u@h/db?password=hunter2", "t", &["a"])
+            .opts()
+            .unwrap();
+        assert_eq!(opts.get_pass(), Some("hunter2"));
+        let shown = format!("{:?}", SecretOpts(opts));
+        assert!(
+            !shown.contains("hunter2") && shown.contains("***"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn flags_override_the_urls_timeouts_and_defaults_fill_the_rest() {
+        let url = "mysql://u@h/db?tcp_connect_timeout_ms=1500&tcp_user_timeout_ms=7000";
+        let from_url = SinkConfig::new(url, "t", &["a"]).opts().unwrap();
+        assert_eq!(
+            from_url.get_tcp_connect_timeout(),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(from_url.get_tcp_user_timeout_ms(), Some(7000));
+        assert_eq!(from_url.get_read_timeout(), Some(&DEFAULT_NET_TIMEOUT));
+        assert_eq!(
+            from_url.get_tcp_keepalive_time_ms(),
+            Some(KEEPALIVE_TIME_MS)
+        );
+        let flags = SinkConfig::new(url, "t", &["a"])
+            .connect_timeout(Duration::from_secs(2))
+            .net_timeout(Duration::from_secs(9))
+            .opts()
+            .unwrap();
+        assert_eq!(
+            flags.get_tcp_connect_timeout(),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(flags.get_write_timeout(), Some(&Duration::from_secs(9)));
+        assert_eq!(flags.get_tcp_user_timeout_ms(), Some(9000));
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! Opening a connection and reading the session facts the encoders need.
 
+use std::fmt;
+
 use mysql::{Conn, Opts};
 
 use crate::config::{BulkClient, SinkConfig};
@@ -18,7 +20,8 @@ const STRICT: &str = "SET SESSION sql_mode = IF(FIND_IN_SET('STRICT_TRANS_TABLES
 const PACKET_HEADROOM: usize = 1024;
 
 /// A live connection and what the sink must know about its session.
-#[derive(Debug)]
+/// `Debug` leaves the connection out: the driver's shows its options,
+/// password included.
 pub(crate) struct Session {
     /// The connection.
     pub(crate) conn: Link,
@@ -32,6 +35,23 @@ pub(crate) struct Session {
     pub(crate) mariadb: bool,
     /// `CONNECTION_ID()`, for `KILL` in tests and for logs.
     pub(crate) connection_id: u64,
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let client = match self.conn {
+            Link::Wire(_) => "wire",
+            Link::Driver(_) => "driver",
+        };
+        f.debug_struct("Session")
+            .field("client", &client)
+            .field("connection_id", &self.connection_id)
+            .field("no_backslash_escapes", &self.no_backslash_escapes)
+            .field("max_statement_bytes", &self.max_statement_bytes)
+            .field("local_infile", &self.local_infile)
+            .field("mariadb", &self.mariadb)
+            .finish()
+    }
 }
 
 /// Connects through the `mysql` crate and prepares the session: strict

@@ -114,7 +114,10 @@ mod wire;
 pub use checkpoint::{
     clear_checkpoint, resume_point, ImportIdentity, ResumePoint, CHECKPOINT_TABLE,
 };
-pub use config::{redact_url, BulkClient, Mode, SinkConfig, WritePath};
+pub use config::{
+    redact_url, BulkClient, Mode, SinkConfig, WritePath, DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_NET_TIMEOUT,
+};
 pub use doctor::{doctor, DoctorReport, Finding, Severity};
 pub use error::{codes, MysqlError};
 pub use ident::Ident;
@@ -122,3 +125,7 @@ pub use prepare::{prepare, PreparedTarget};
 pub use schema::{execute, key_columns, table_columns};
 pub use sink::MysqlSink;
 pub use stats::{ServerStats, SinkStats};
+/// The wire client against arbitrary server bytes, for the fuzz target.
+#[cfg(unix)]
+#[doc(hidden)]
+pub use wire::fuzz as wire_fuzz;

@@ -3,10 +3,9 @@
 use std::sync::Arc;
 
 use mysql::prelude::Queryable;
-use mysql::Opts;
 
 use crate::checkpoint::{self, ImportIdentity};
-use crate::config::{BulkClient, Mode, SinkConfig, WritePath};
+use crate::config::{BulkClient, Mode, SecretOpts, SinkConfig, WritePath};
 use crate::connect::{self, Session};
 use crate::ident::Ident;
 use crate::reject::RejectLog;
@@ -30,8 +29,8 @@ pub struct PreparedTarget {
 /// The shared state behind [`PreparedTarget`].
 #[derive(Debug)]
 pub(crate) struct Target {
-    /// Driver options (password resolved).
-    pub(crate) opts: Opts,
+    /// Driver options (password resolved; `Debug` hides it).
+    pub(crate) opts: SecretOpts,
     /// The URL, redacted, for messages.
     pub(crate) redacted_url: String,
     /// Mapped columns, quoted.
@@ -122,7 +121,7 @@ pub fn prepare(config: &SinkConfig) -> Result<PreparedTarget, MysqlError> {
         checkpoint: config.checkpoint.clone(),
         key_columns,
         columns,
-        opts,
+        opts: SecretOpts(opts),
     };
     Ok(PreparedTarget {
         inner: Arc::new(target),

@@ -172,6 +172,7 @@ impl MysqlSink {
     /// Drops the session when `result` says the connection is gone.
     fn note_failure<T>(&mut self, result: Result<T, MysqlError>) -> Result<T, MysqlError> {
         if let Err(e) = &result {
+            self.stats.timeouts += u64::from(e.is_timeout());
             if e.is_connection_lost() {
                 log::warn!("shard {}: connection lost: {e}", self.shard);
                 self.session = None;
