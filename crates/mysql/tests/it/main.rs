@@ -3,9 +3,11 @@
 //! named after the test, so tests run in parallel.
 
 mod common;
+mod proxy;
 
 mod bad_records;
 mod escaping;
+mod faults;
 mod limits;
 mod modes;
 mod retry;
