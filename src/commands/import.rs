@@ -234,6 +234,12 @@ fn sink_config(
     if let Some(file) = &args.reject_file {
         config = config.reject_file(file.clone());
     }
+    if let Some(secs) = args.connect_timeout {
+        config = config.connect_timeout(Duration::from_secs(secs));
+    }
+    if let Some(secs) = args.net_timeout {
+        config = config.net_timeout(Duration::from_secs(secs));
+    }
     for sql in &args.init_commands {
         config = config.init_command(sql.clone());
     }

@@ -148,9 +148,10 @@ impl SinkConfig {
 
     /// Bounds how long opening a TCP connection may take (default: the
     /// URL's `tcp_connect_timeout_ms`, else [`DEFAULT_CONNECT_TIMEOUT`]);
-    /// overrides the URL. A timeout is a retryable lost connection.
+    /// overrides the URL. A timeout is a retryable lost connection. At
+    /// least 1 ms (a zero timeout would mean none to the socket).
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = Some(timeout);
+        self.connect_timeout = Some(timeout.max(Duration::from_millis(1)));
         self
     }
 
@@ -158,9 +159,10 @@ impl SinkConfig {
     /// [`DEFAULT_NET_TIMEOUT`]), and sets `TCP_USER_TIMEOUT` to the same
     /// (overriding the URL's `tcp_user_timeout_ms`). A server that stops
     /// answering then becomes a retryable [`MysqlError::TimedOut`]: the
-    /// batch is rolled back and replayed on a new connection.
+    /// batch is rolled back and replayed on a new connection. At least
+    /// 1 ms (a zero timeout would mean none to the socket).
     pub fn net_timeout(mut self, timeout: Duration) -> Self {
-        self.net_timeout = Some(timeout);
+        self.net_timeout = Some(timeout.max(Duration::from_millis(1)));
         self
     }
 

@@ -120,7 +120,10 @@ pub enum MysqlError {
     /// network timeout (`--net-timeout`). Retryable: the connection is
     /// dropped, so the server rolls back, and the batch is replayed on a new
     /// one.
-    #[error("connection timed out during {context}: {message}")]
+    #[error(
+        "connection timed out during {context}: the server did not answer within the \
+         network timeout ({message})"
+    )]
     TimedOut {
         /// The I/O error's description.
         message: String,
