@@ -5,6 +5,7 @@
 mod common;
 mod proxy;
 
+mod auth;
 mod bad_records;
 mod escaping;
 mod faults;
