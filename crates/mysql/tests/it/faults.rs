@@ -8,7 +8,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use mysql::prelude::Queryable;
-use ringpipe_mysql::{prepare, MysqlError, SinkStats, WritePath};
+use ringpipe_mysql::{clear_checkpoint, prepare, ImportIdentity, MysqlError, SinkStats, WritePath};
 use ringpipe_ring::pipeline::{Row, Sink, SinkError};
 
 use crate::common::*;
@@ -40,14 +40,31 @@ struct Outcome {
     fired: bool,
 }
 
-/// Writes `BATCHES` batches through a proxy on `path`, arming `fault`
-/// just before the second batch's flush, replaying retryable failures.
-fn run(table: &str, path: WritePath, fault: Fault) -> Outcome {
+/// Where a fault hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum When {
+    /// The first reply after the second batch's rows were written.
+    Flush,
+    /// The reply to the second batch's `COMMIT`: the outcome is unknown to
+    /// the client, so the run records checkpoints, which decide.
+    Commit,
+}
+
+/// Writes `BATCHES` batches through a proxy on `path`, arming `fault` for
+/// the second batch, replaying retryable failures.
+fn run(table: &str, path: WritePath, fault: Fault, when: When) -> Outcome {
     let proxy = Proxy::start(upstream());
-    let config = ringpipe_mysql::SinkConfig::new(proxy.url(&url()), table, COLUMNS)
+    let mut config = ringpipe_mysql::SinkConfig::new(proxy.url(&url()), table, COLUMNS)
         .write_path(path)
         .connect_timeout(Duration::from_secs(5))
         .net_timeout(NET_TIMEOUT);
+    if when == When::Commit {
+        config = config.checkpoint(ImportIdentity {
+            input: table.to_owned(),
+            shards: 1,
+            mapping: "faults".to_owned(),
+        });
+    }
     let target = prepare(&config).unwrap();
     let mut sink = target.connect_sink(0).unwrap();
     let data = records(1, (BATCH * BATCHES) as u64);
@@ -59,8 +76,10 @@ fn run(table: &str, path: WritePath, fault: Fault) -> Outcome {
                     fill(&mut row, record, (b * BATCH + i + 1) as u64);
                     sink.write(&row)?;
                 }
-                if b == 1 && attempt == 1 {
-                    proxy.arm(fault);
+                match (b, attempt, when) {
+                    (1, 1, When::Flush) => proxy.arm(fault),
+                    (1, 1, When::Commit) => proxy.arm_at_commit(fault),
+                    _ => {}
                 }
                 match sink.flush() {
                     Ok(()) => break,
@@ -77,6 +96,10 @@ fn run(table: &str, path: WritePath, fault: Fault) -> Outcome {
         }
         sink.close()
     })();
+    if when == When::Commit {
+        let direct = ringpipe_mysql::SinkConfig::new(url(), table, COLUMNS);
+        clear_checkpoint(&direct).unwrap();
+    }
     Outcome {
         result,
         stats: sink.stats(),
@@ -98,13 +121,18 @@ fn upstream() -> String {
 /// Runs `fault` on `path` under a deadline, then checks the table: every
 /// row exactly, or (after a clear error) whole batches only.
 fn survives(path: WritePath, fault: Fault, name: &str) -> Outcome {
+    survives_at(path, fault, When::Flush, name)
+}
+
+/// [`survives`], with the fault hitting `when`.
+fn survives_at(path: WritePath, fault: Fault, when: When, name: &str) -> Outcome {
     let table = format!("rp_wire_fault_{name}_{path:?}").to_lowercase();
     let _guard = Table(table.clone());
     fresh_table(&table);
     let (tx, rx) = mpsc::channel();
     let t = table.clone();
     std::thread::spawn(move || {
-        let _ = tx.send(run(&t, path, fault));
+        let _ = tx.send(run(&t, path, fault, when));
     });
     let outcome = rx
         .recv_timeout(Duration::from_secs(60))
@@ -229,4 +257,33 @@ fn slow_replies_on_every_path_are_exact() {
         outcome.result.unwrap();
         assert_eq!(outcome.stats.timeouts, 0, "{path:?}");
     }
+}
+
+/// Every path, with the reply to a `COMMIT` lost to `fault`: the
+/// checkpoint tells whether the batch committed, so the run is exact.
+fn commit_reply_lost(fault: Fault, name: &str) {
+    for path in [
+        WritePath::Insert,
+        WritePath::Prepared,
+        WritePath::LoadData,
+        WritePath::Bulk,
+    ] {
+        let outcome = survives_at(path, fault, When::Commit, name);
+        outcome.result.unwrap();
+        assert!(
+            outcome.stats.reconnects >= 1,
+            "{path:?}: {:?}",
+            outcome.stats
+        );
+    }
+}
+
+#[test]
+fn cut_commit_reply_on_every_path_is_exact() {
+    commit_reply_lost(Fault::Cut, "cutcommit");
+}
+
+#[test]
+fn stalled_commit_reply_on_every_path_is_exact() {
+    commit_reply_lost(Fault::Stall(Duration::from_secs(4)), "stallcommit");
 }

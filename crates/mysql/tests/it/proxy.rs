@@ -2,7 +2,8 @@
 //! only: every connection a client opens to [`Proxy::url`] is piped to the
 //! real server, and the server's replies pass through [`Fault`]s the test
 //! arms at the moment it chooses (a fault armed once hits the next reply
-//! chunk of any connection, then disarms).
+//! chunk of any connection, then disarms), or for the reply to the next
+//! `COMMIT` a client sends.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -36,6 +37,8 @@ pub struct Proxy {
     once: Arc<Mutex<Option<Fault>>>,
     /// The standing delay of [`Fault::DelayEach`].
     each: Arc<Mutex<Option<Duration>>>,
+    /// A fault armed when a client next sends `COMMIT`.
+    at_commit: Arc<Mutex<Option<Fault>>>,
 }
 
 impl Proxy {
@@ -43,19 +46,27 @@ impl Proxy {
     pub fn start(upstream: String) -> Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
-        let once = Arc::new(Mutex::new(None));
-        let each = Arc::new(Mutex::new(None));
-        let (o, e) = (Arc::clone(&once), Arc::clone(&each));
+        let faults = Faults {
+            once: Arc::new(Mutex::new(None)),
+            each: Arc::new(Mutex::new(None)),
+            at_commit: Arc::new(Mutex::new(None)),
+        };
+        let proxy = Proxy {
+            addr,
+            once: Arc::clone(&faults.once),
+            each: Arc::clone(&faults.each),
+            at_commit: Arc::clone(&faults.at_commit),
+        };
         thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { return };
                 let Ok(server) = TcpStream::connect(&upstream) else {
                     continue;
                 };
-                pipe(client, server, Arc::clone(&o), Arc::clone(&e));
+                pipe(client, server, faults.clone());
             }
         });
-        Proxy { addr, once, each }
+        proxy
     }
 
     /// `url` (a `mysql://user@host:port/db` URL) pointed at the proxy, on
@@ -83,28 +94,48 @@ impl Proxy {
         }
     }
 
+    /// Arms `fault` (one-shot) for the reply to the next `COMMIT`.
+    pub fn arm_at_commit(&self, fault: Fault) {
+        *self.at_commit.lock().unwrap() = Some(fault);
+    }
+
     /// Whether the one-shot fault armed last has hit.
     pub fn fired(&self) -> bool {
-        self.once.lock().unwrap().is_none()
+        self.once.lock().unwrap().is_none() && self.at_commit.lock().unwrap().is_none()
     }
 }
 
-/// Pipes `client` to `server` as is, and `server` to `client` through the
-/// faults.
-fn pipe(
-    client: TcpStream,
-    server: TcpStream,
+/// The faults every piped connection shares.
+#[derive(Clone)]
+struct Faults {
     once: Arc<Mutex<Option<Fault>>>,
     each: Arc<Mutex<Option<Duration>>>,
-) {
+    at_commit: Arc<Mutex<Option<Fault>>>,
+}
+
+/// Pipes `client` to `server` as is (arming the `COMMIT` fault when one
+/// passes), and `server` to `client` through the faults.
+fn pipe(client: TcpStream, server: TcpStream, faults: Faults) {
     let (Ok(mut up_in), Ok(mut up_out)) = (client.try_clone(), server.try_clone()) else {
         return;
     };
+    let armed = faults.clone();
     thread::spawn(move || {
-        let _ = std::io::copy(&mut up_in, &mut up_out);
+        let mut buf = vec![0; 64 * 1024];
+        while let Ok(n @ 1..) = up_in.read(&mut buf) {
+            // COM_QUERY "COMMIT": armed before the server can answer it.
+            if buf[..n].windows(7).any(|w| w == b"\x03COMMIT") {
+                if let Some(fault) = armed.at_commit.lock().unwrap().take() {
+                    *armed.once.lock().unwrap() = Some(fault);
+                }
+            }
+            if up_out.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
         let _ = up_out.shutdown(Shutdown::Write);
     });
-    thread::spawn(move || downstream(server, client, &once, &each));
+    thread::spawn(move || downstream(server, client, &faults.once, &faults.each));
 }
 
 /// Server to client, chunk by chunk, applying the faults.
