@@ -221,3 +221,82 @@ fn no_mutation_of_a_session_makes_the_client_panic_or_hang() {
     assert!(cases >= 200, "only {cases} cases in {budget:?}");
     eprintln!("{cases} mutated sessions in {:?}", started.elapsed());
 }
+
+/// The fuzz target's seed corpus, in the repository.
+fn corpus_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/wire_session")
+}
+
+/// The seeds: the well-behaved session and one per known attack.
+fn seeds() -> Vec<(&'static str, Vec<u8>)> {
+    let hello = packet(
+        0,
+        &greeting(b"5.5.5-10.11.6-MariaDB", b"mysql_native_password"),
+    );
+    let mut out_of_order = script();
+    out_of_order[1][3] = 3;
+    let mut ed25519 = script();
+    ed25519.splice(
+        1..2,
+        [packet(2, &switch_to(b"client_ed25519")), packet(4, &ok())],
+    );
+    let mut long_auth_data = greeting(b"5.5.5-10.11.6-MariaDB", b"mysql_native_password");
+    let at = long_auth_data.iter().position(|&b| b == 0).unwrap() + 21;
+    long_auth_data[at] = 0x80;
+    vec![
+        ("session", script().concat()),
+        (
+            "huge_column_count",
+            with_packet(2, &[0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0]),
+        ),
+        (
+            "split_past_limit",
+            [&script().concat()[..120], &[0xFF, 0xFF, 0xFF, 1, 0, 0]].concat(),
+        ),
+        ("sequence_out_of_order", out_of_order.concat()),
+        ("switch_ed25519", ed25519.concat()),
+        (
+            "switch_parsec",
+            [hello.clone(), packet(2, &switch_to(b"parsec"))].concat(),
+        ),
+        (
+            "error_in_definitions",
+            with_packet(3, b"\xFF\x7A\x04#HY000gone"),
+        ),
+        (
+            "unicode_version",
+            packet(0, &greeting("5.5.5-\u{661}.1.1-MariaDB".as_bytes(), b"")),
+        ),
+        ("auth_data_length_128", packet(0, &long_auth_data)),
+    ]
+}
+
+#[test]
+fn the_committed_seed_corpus_runs_clean() {
+    let mut files = 0;
+    for entry in std::fs::read_dir(corpus_dir()).unwrap() {
+        let input = std::fs::read(entry.unwrap().path()).unwrap();
+        let outcome = std::panic::catch_unwind(|| wire_session(&input));
+        assert!(outcome.is_ok(), "a seed panicked: {input:02x?}");
+        files += 1;
+    }
+    assert!(files >= seeds().len());
+}
+
+/// Rewrites the seed corpus: `cargo test -p ringpipe-mysql --lib
+/// write_seed_corpus -- --ignored`.
+#[test]
+#[ignore = "writes fuzz/seeds/wire_session"]
+fn write_seed_corpus() {
+    std::fs::create_dir_all(corpus_dir()).unwrap();
+    for (name, bytes) in seeds() {
+        std::fs::write(corpus_dir().join(name), bytes).unwrap();
+    }
+}
+
+#[test]
+fn an_authentication_data_length_past_127_is_refused() {
+    let seed = seeds().into_iter().find(|(name, _)| *name == "auth_data_length_128");
+    let e = protocol_error(&seed.unwrap().1);
+    assert!(e.contains("authentication data length of 128"), "{e}");
+}
