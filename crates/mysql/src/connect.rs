@@ -2,7 +2,8 @@
 
 use std::fmt;
 
-use mysql::{Conn, Opts};
+use mysql::prelude::Queryable;
+use mysql::{Conn, Opts, OptsBuilder};
 
 use crate::config::{BulkClient, SinkConfig};
 use crate::link::{Link, TextQueries};
@@ -79,7 +80,7 @@ pub(crate) fn open_with(opts: &Opts, client: BulkClient) -> Result<Session, Mysq
     };
     let mut conn = match wire {
         Some(wire) => Link::Wire(wire),
-        None => Link::Driver(Conn::new(opts.clone()).map_err(|e| MysqlError::driver(e, context))?),
+        None => Link::Driver(driver_conn(opts)?),
     };
     for sql in [
         STRICT,
@@ -115,7 +116,47 @@ pub(crate) fn open_with(opts: &Opts, client: BulkClient) -> Result<Session, Mysq
 /// queries such as schema checks, statistics and the doctor.
 pub(crate) fn open_url(url: &str) -> Result<Conn, MysqlError> {
     let opts = SinkConfig::new(url, "", &[]).opts()?;
-    Conn::new(opts).map_err(|e| MysqlError::driver(e, "connect"))
+    driver_conn(&opts)
+}
+
+/// The server's identity as seen on a connection: socket path, port and
+/// data directory.
+type Identity = (Option<String>, Option<String>, Option<String>);
+
+/// A driver connection as `opts` says, moved to the server's Unix socket
+/// like the wire client's: only for a loopback host with `prefer_socket`
+/// (the default), and only when the socket's server reports the same
+/// socket, port and data directory as the TCP one (a socket path seen from
+/// a container may name another server on this machine). The driver's own
+/// move checks none of that, so it is turned off.
+fn driver_conn(opts: &Opts) -> Result<Conn, MysqlError> {
+    let connect = |opts: Opts| Conn::new(opts).map_err(|e| MysqlError::driver(e, "connect"));
+    let mut tcp = connect(
+        OptsBuilder::from_opts(opts.clone())
+            .prefer_socket(false)
+            .into(),
+    )?;
+    if opts.get_socket().is_some() || !opts.get_prefer_socket() || !opts.addr_is_loopback() {
+        return Ok(tcp);
+    }
+    let here = identity(&mut tcp)?;
+    let Some(path) = here.0.clone().filter(|p| !p.is_empty()) else {
+        return Ok(tcp);
+    };
+    let there = OptsBuilder::from_opts(opts.clone())
+        .socket(Some(path))
+        .into();
+    match connect(there).and_then(|mut moved| Ok((identity(&mut moved)?, moved))) {
+        Ok((seen, moved)) if seen == here => Ok(moved),
+        _ => Ok(tcp),
+    }
+}
+
+/// `@@socket`, `@@port` and `@@datadir` of the server `conn` reaches.
+fn identity(conn: &mut Conn) -> Result<Identity, MysqlError> {
+    conn.query_first("SELECT @@socket, @@port, @@datadir")
+        .map_err(|e| MysqlError::driver(e, "connect"))
+        .map(Option::unwrap_or_default)
 }
 
 /// Whether the comma-separated `sql_mode` holds `mode`.

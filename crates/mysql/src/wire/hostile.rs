@@ -296,7 +296,9 @@ fn write_seed_corpus() {
 
 #[test]
 fn an_authentication_data_length_past_127_is_refused() {
-    let seed = seeds().into_iter().find(|(name, _)| *name == "auth_data_length_128");
+    let seed = seeds()
+        .into_iter()
+        .find(|(name, _)| *name == "auth_data_length_128");
     let e = protocol_error(&seed.unwrap().1);
     assert!(e.contains("authentication data length of 128"), "{e}");
 }
