@@ -130,7 +130,6 @@ type Identity = (Option<String>, Option<String>, Option<String>);
 /// a container may name another server on this machine). The driver's own
 /// move checks none of that, so it is turned off.
 fn driver_conn(opts: &Opts) -> Result<Conn, MysqlError> {
-    let connect = |opts: Opts| Conn::new(opts).map_err(|e| MysqlError::driver(e, "connect"));
     let mut tcp = connect(
         OptsBuilder::from_opts(opts.clone())
             .prefer_socket(false)
@@ -149,6 +148,21 @@ fn driver_conn(opts: &Opts) -> Result<Conn, MysqlError> {
     match connect(there).and_then(|mut moved| Ok((identity(&mut moved)?, moved))) {
         Ok((seen, moved)) if seen == here => Ok(moved),
         _ => Ok(tcp),
+    }
+}
+
+/// A driver connection. The `mysql` crate indexes into replies during the
+/// handshake without checking their length (an empty packet panics it): a
+/// panic there is a protocol error, and the half-made connection is
+/// dropped.
+fn connect(opts: Opts) -> Result<Conn, MysqlError> {
+    // AssertUnwindSafe: nothing the closure touches survives a panic.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Conn::new(opts))) {
+        Ok(conn) => conn.map_err(|e| MysqlError::driver(e, "connect")),
+        Err(_) => Err(MysqlError::Protocol {
+            what: "a handshake reply the mysql crate could not read".into(),
+            context: "connect",
+        }),
     }
 }
 

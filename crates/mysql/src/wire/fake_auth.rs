@@ -26,7 +26,8 @@ fn read_packet(stream: &mut TcpStream) -> Option<Vec<u8>> {
 }
 
 /// One login: greeting, switch to `plugin`, the plugin's exchange, then
-/// `ERR 1045`. The sizes of the client's answers after the switch.
+/// `ERR 1045`. The sizes of the client's answers after the switch. The
+/// plugin `b"(empty)"` answers the login with an empty packet instead.
 fn serve(mut stream: TcpStream, plugin: &'static [u8]) -> Vec<usize> {
     let hello = greeting(b"5.5.5-10.11.6-MariaDB", b"mysql_native_password");
     let mut answers = Vec::new();
@@ -37,6 +38,11 @@ fn serve(mut stream: TcpStream, plugin: &'static [u8]) -> Vec<usize> {
     };
     send(&mut stream, &hello);
     if read_packet(&mut stream).is_none() {
+        return answers;
+    }
+    if plugin == b"(empty)" {
+        send(&mut stream, &[]);
+        let _ = read_packet(&mut stream);
         return answers;
     }
     let mut switch = vec![0xFE];
@@ -131,4 +137,15 @@ fn an_unknown_plugin_is_refused_with_a_clear_error() {
         "{error}"
     );
     assert!(error.to_string().contains("use mysql_native_password"));
+}
+
+#[test]
+fn an_empty_authentication_reply_is_an_error_on_both_paths() {
+    for client in [BulkClient::Wire, BulkClient::Driver] {
+        let (error, _) = login(b"(empty)", client, 1);
+        assert!(
+            matches!(error, MysqlError::Protocol { .. }),
+            "{client:?}: {error}"
+        );
+    }
 }
