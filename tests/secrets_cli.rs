@@ -16,6 +16,9 @@ const SECRET: &str = "Rp-cli-S3cret-4417";
 const USER: &str = "rp_wire_cli_secret";
 const TABLE: &str = "rp_wire_cli_secret";
 
+/// One run: its arguments and environment variables.
+type Run<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)]);
+
 /// Drops the user and the table at the end, also on failure.
 struct Cleanup;
 
@@ -74,7 +77,7 @@ fn a_failing_import_never_prints_the_password() {
     let with_password = format!("mysql://{USER}:{SECRET}@{host}:{port}/{db}");
     let in_query = format!("mysql://{USER}@{host}:{port}/{db}?password={SECRET}");
     let plain = format!("mysql://{USER}@{host}:{port}/{db}");
-    let runs: [(&[&str], &[(&str, &str)]); 5] = [
+    let runs: [Run<'_>; 5] = [
         (&["--url", &with_password], &[]),
         (&["--url", &in_query], &[]),
         (&["--url", &plain], &[("MYSQL_PWD", SECRET)]),
@@ -97,7 +100,10 @@ fn a_failing_import_never_prints_the_password() {
             printed.contains("1406"),
             "run {i}: the server's error: {printed}"
         );
-        assert!(printed.contains(" DEBUG "), "run {i}: debug logging was on: {printed}");
+        assert!(
+            printed.contains(" DEBUG "),
+            "run {i}: debug logging was on: {printed}"
+        );
         assert!(
             !printed.contains(SECRET),
             "run {i}: the password was printed: {printed}"
