@@ -103,6 +103,7 @@ mod ident;
 mod link;
 mod prepare;
 mod prepared;
+mod redact;
 mod reject;
 mod schema;
 mod sink;
@@ -115,13 +116,13 @@ pub use checkpoint::{
     clear_checkpoint, resume_point, ImportIdentity, ResumePoint, CHECKPOINT_TABLE,
 };
 pub use config::{
-    redact_url, BulkClient, Mode, SinkConfig, WritePath, DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_NET_TIMEOUT,
+    BulkClient, Mode, SinkConfig, WritePath, DEFAULT_CONNECT_TIMEOUT, DEFAULT_NET_TIMEOUT,
 };
 pub use doctor::{doctor, DoctorReport, Finding, Severity};
 pub use error::{codes, MysqlError};
 pub use ident::Ident;
 pub use prepare::{prepare, PreparedTarget};
+pub use redact::redact_url;
 pub use schema::{execute, key_columns, table_columns};
 pub use sink::MysqlSink;
 pub use stats::{ServerStats, SinkStats};

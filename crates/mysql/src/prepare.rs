@@ -5,9 +5,10 @@ use std::sync::Arc;
 use mysql::prelude::Queryable;
 
 use crate::checkpoint::{self, ImportIdentity};
-use crate::config::{BulkClient, Mode, SecretOpts, SinkConfig, WritePath};
+use crate::config::{BulkClient, Mode, SinkConfig, WritePath};
 use crate::connect::{self, Session};
 use crate::ident::Ident;
+use crate::redact::SecretOpts;
 use crate::reject::RejectLog;
 use crate::schema;
 use crate::sink::MysqlSink;

@@ -28,11 +28,7 @@ mod handshake;
 #[cfg(all(test, unix))]
 mod hostile;
 mod reply;
-
-use std::net::{TcpStream, ToSocketAddrs};
-#[cfg(unix)]
-use std::os::unix::net::UnixStream;
-use std::time::Duration;
+mod socket;
 
 use mysql::consts::CapabilityFlags;
 use mysql::Opts;
@@ -43,6 +39,7 @@ pub(crate) use reply::Done;
 use crate::MysqlError;
 use framing::{Framed, Stream};
 use handshake::{Greeting, Login};
+use socket::{tcp_stream, unix_stream};
 
 /// `COM_QUERY`.
 const COM_QUERY: u8 = 0x03;
@@ -440,75 +437,4 @@ impl WireConn {
 fn needs_driver(why: &str) -> Option<WireConn> {
     log::debug!("bulk path through the mysql crate: this connection needs {why}");
     None
-}
-
-/// A TCP connection to the options' host and port, with their timeouts.
-fn tcp_stream(opts: &Opts) -> Result<Stream, MysqlError> {
-    let context = "connect";
-    let io = |e| reply::io_error(e, context);
-    let host = opts.get_ip_or_hostname();
-    let mut last = None;
-    for addr in (host.as_ref(), opts.get_tcp_port())
-        .to_socket_addrs()
-        .map_err(io)?
-    {
-        let attempt = match opts.get_tcp_connect_timeout() {
-            Some(timeout) => TcpStream::connect_timeout(&addr, timeout),
-            None => TcpStream::connect(addr),
-        };
-        match attempt {
-            Ok(stream) => {
-                stream.set_nodelay(true).map_err(io)?;
-                keep_alive(&stream, opts).map_err(io)?;
-                return Stream::Tcp(stream).with_timeouts(opts).map_err(io);
-            }
-            Err(e) => last = Some(e),
-        }
-    }
-    Err(io(last.unwrap_or_else(|| {
-        std::io::Error::other("the host has no address")
-    })))
-}
-
-/// TCP keepalive probes and `TCP_USER_TIMEOUT` as the options say (the
-/// driver sets the same on its connections): a peer that vanishes without
-/// a FIN or RST is noticed even while no read is waiting.
-fn keep_alive(stream: &TcpStream, opts: &Opts) -> std::io::Result<()> {
-    let socket = socket2::SockRef::from(stream);
-    if let Some(ms) = opts.get_tcp_keepalive_time_ms() {
-        let mut keepalive =
-            socket2::TcpKeepalive::new().with_time(Duration::from_millis(u64::from(ms)));
-        #[cfg(any(target_os = "linux", target_os = "macos"))]
-        {
-            if let Some(secs) = opts.get_tcp_keepalive_probe_interval_secs() {
-                keepalive = keepalive.with_interval(Duration::from_secs(u64::from(secs)));
-            }
-            if let Some(count) = opts.get_tcp_keepalive_probe_count() {
-                keepalive = keepalive.with_retries(count);
-            }
-        }
-        socket.set_tcp_keepalive(&keepalive)?;
-    }
-    #[cfg(target_os = "linux")]
-    if let Some(ms) = opts.get_tcp_user_timeout_ms() {
-        socket.set_tcp_user_timeout(Some(Duration::from_millis(u64::from(ms))))?;
-    }
-    Ok(())
-}
-
-/// A connection to the Unix socket at `path`, with the options' timeouts.
-#[cfg(unix)]
-fn unix_stream(path: &str, opts: &Opts) -> Result<Stream, MysqlError> {
-    let io = |e| reply::io_error(e, "connect");
-    let stream = UnixStream::connect(path).map_err(io)?;
-    Stream::Unix(stream).with_timeouts(opts).map_err(io)
-}
-
-/// No Unix sockets here: the caller stays on TCP.
-#[cfg(not(unix))]
-fn unix_stream(_path: &str, _opts: &Opts) -> Result<Stream, MysqlError> {
-    Err(reply::io_error(
-        std::io::ErrorKind::Unsupported.into(),
-        "connect",
-    ))
 }
