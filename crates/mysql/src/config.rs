@@ -57,7 +57,8 @@ pub enum BulkClient {
     /// Our own MariaDB wire client: statements sent one ahead of their
     /// replies, bulk packets built straight from the batch's text. Where it
     /// cannot serve a connection (TLS, compression, an authentication
-    /// plugin other than `mysql_native_password`) the sink uses the driver.
+    /// plugin other than `mysql_native_password` and `client_ed25519`) the
+    /// sink uses the driver.
     #[default]
     Wire,
     /// The `mysql` crate, one reply awaited per statement.

@@ -44,8 +44,12 @@
 //! and `COMMIT` only after every reply was OK. The session runs with
 //! `autocommit=0`, so a statement sent behind a failure can never commit
 //! on its own. Where it cannot serve a connection (TLS, compression, an
-//! authentication plugin other than `mysql_native_password`) the sink uses
-//! the driver; [`MysqlSink::client`] says which one a sink got.
+//! authentication plugin other than `mysql_native_password` and
+//! `client_ed25519`) the sink uses the driver; [`MysqlSink::client`] says
+//! which one a sink got. The client checks every length, count and
+//! sequence number the server sends before using it (a violation is
+//! [`MysqlError::Protocol`]); `SECURITY.md` says what else it defends
+//! against.
 //!
 //! # Safety of the data
 //!
