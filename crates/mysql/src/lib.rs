@@ -131,6 +131,6 @@ pub use schema::{execute, key_columns, table_columns};
 pub use sink::MysqlSink;
 pub use stats::{ServerStats, SinkStats};
 /// The wire client against arbitrary server bytes, for the fuzz target.
-#[cfg(unix)]
+#[cfg(all(unix, any(test, feature = "fuzzing")))]
 #[doc(hidden)]
 pub use wire::fuzz as wire_fuzz;

@@ -22,7 +22,7 @@ pub(crate) mod bulk;
 #[cfg(all(test, unix))]
 mod fake_auth;
 mod framing;
-#[cfg(unix)]
+#[cfg(all(unix, any(test, feature = "fuzzing")))]
 pub mod fuzz;
 mod handshake;
 #[cfg(all(test, unix))]
