@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod error;
+mod hint;
 mod progress;
 mod report;
 

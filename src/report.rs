@@ -28,6 +28,11 @@ pub struct ImportReport {
     pub rows_rejected: u64,
     /// Batches rolled back and replayed.
     pub rewinds: u64,
+    /// Connections opened again after one was lost (server restart, kill,
+    /// network fault).
+    pub reconnects: u64,
+    /// Reads or writes that timed out (`--net-timeout`).
+    pub timeouts: u64,
     /// Wall time.
     pub seconds: f64,
     /// Committed rows per second.
@@ -72,7 +77,11 @@ impl fmt::Display for ImportReport {
             )?;
         }
         writeln!(f, "  rows rejected   {}", self.rows_rejected)?;
-        writeln!(f, "  rewinds         {}", self.rewinds)?;
+        writeln!(
+            f,
+            "  rewinds         {} (reconnects {}, timeouts {})",
+            self.rewinds, self.reconnects, self.timeouts
+        )?;
         writeln!(f, "  time            {:.2} s", self.seconds)?;
         writeln!(f, "  rate            {:.0} rows/s", self.rows_per_second)?;
         writeln!(f, "  peak RSS        {:.1} MiB", self.peak_rss_mib)?;

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use ringpipe_mysql::{
-    table_columns, BulkClient, Mode, MysqlTarget, ServerStats, SinkConfig, WritePath,
+    table_columns, BulkClient, Mode, MysqlError, MysqlTarget, ServerStats, SinkConfig, WritePath,
 };
 use ringpipe_pipeline::{fingerprint, Discard, Import, RunSummary, Source, Target};
 use ringpipe_ring::WaitStrategy;
@@ -15,6 +15,7 @@ use ringpipe_xml::{XmlConfig, XmlSource};
 
 use crate::cli::{BulkClientArg, ImportArgs, ModeArg, WaitArg, WritePathArg};
 use crate::error::CliError;
+use crate::hint;
 use crate::progress::ProgressLine;
 use crate::report::{peak_rss_mib, ImportReport};
 
@@ -25,7 +26,8 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         use_password_file(file)?;
     }
     let columns = match args.columns.is_empty() {
-        true => table_columns(&args.url, &args.table)?,
+        true => table_columns(&args.url, &args.table)
+            .map_err(|e| CliError::Described(hint::database(&e, &args.url, &args.table)))?,
         false => args.columns.clone(),
     };
     let xml = xml_config(&args, &columns)?;
@@ -42,7 +44,7 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         let summary =
             import(&args, Discard, &columns)?.run_with_progress(regions, |p| progress.update(p));
         progress.finish();
-        let summary = summary.map_err(|f| CliError::import(&f, true))?;
+        let summary = summary.map_err(|f| CliError::import(&f, true, |e| e.to_string()))?;
         report(&args, region_count, "none (dry run)", &summary, 0, None)
     } else {
         let target = MysqlTarget::new(sink_config(&args, &columns));
@@ -50,12 +52,15 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         let summary = import(&args, target.clone(), &columns)?
             .run_with_progress(regions, |p| progress.update(p));
         progress.finish();
-        let summary = summary.map_err(|f| CliError::import(&f, false))?;
+        let describe = |e: &MysqlError| hint::database(e, &args.url, &args.table);
+        let summary = summary.map_err(|f| CliError::import(&f, false, describe))?;
         let server = before.and_then(|b| Some(ServerStats::read(&args.url).ok()?.delta(&b)));
         let prepared = target.prepared();
         let path = prepared.map_or("none".into(), |p| format!("{:?}", p.write_path()));
         let rejected = prepared.map_or(0, |p| p.rejected());
-        report(&args, region_count, &path, &summary, rejected, server)
+        let mut report = report(&args, region_count, &path, &summary, rejected, server);
+        (report.reconnects, report.timeouts) = prepared.map_or((0, 0), |p| p.recoveries());
+        report
     };
     let mut out = std::io::stdout().lock();
     match args.json {
@@ -185,6 +190,12 @@ fn sink_config(args: &ImportArgs, columns: &[String]) -> SinkConfig {
     if let Some(file) = &args.reject_file {
         config = config.reject_file(file.clone());
     }
+    if let Some(secs) = args.connect_timeout {
+        config = config.connect_timeout(Duration::from_secs(secs));
+    }
+    if let Some(secs) = args.net_timeout {
+        config = config.net_timeout(Duration::from_secs(secs));
+    }
     for sql in &args.init_commands {
         config = config.init_command(sql.clone());
     }
@@ -244,6 +255,8 @@ fn report(
         rows_skipped: summary.rows_skipped,
         rows_rejected: rejected,
         rewinds: summary.rewinds,
+        reconnects: 0,
+        timeouts: 0,
         seconds: summary.elapsed.as_secs_f64(),
         rows_per_second: ImportReport::rate(summary.rows_written, summary.elapsed),
         peak_rss_mib: peak_rss_mib(),
