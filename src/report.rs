@@ -50,6 +50,10 @@ pub struct ImportReport {
     pub server_rows_per_statement: f64,
     /// True for `--dry-run` (nothing written).
     pub dry_run: bool,
+    /// A dry run's first rows, column name to value (`null` for NULL,
+    /// binary values as `0x…` hex).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preview: Option<Vec<serde_json::Map<String, serde_json::Value>>>,
 }
 
 impl ImportReport {
@@ -68,7 +72,14 @@ impl fmt::Display for ImportReport {
         };
         writeln!(f, "{} → {}: {verb}", self.file, self.table)?;
         writeln!(f, "  rows read       {}", self.rows_read)?;
-        writeln!(f, "  rows written    {}", self.rows_written)?;
+        match self.dry_run {
+            true => writeln!(
+                f,
+                "  rows mapped     {} (nothing written)",
+                self.rows_written
+            )?,
+            false => writeln!(f, "  rows written    {}", self.rows_written)?,
+        }
         if self.rows_skipped > 0 {
             writeln!(
                 f,
@@ -90,6 +101,9 @@ impl fmt::Display for ImportReport {
             "  write path      {} × {} shards, {} region(s) parsed at once",
             self.write_path, self.shards, self.regions
         )?;
+        if self.dry_run {
+            return Ok(());
+        }
         writeln!(
             f,
             "  commits         {} (server: {}, {:.0} rows/commit, {:.0} rows/statement)",
