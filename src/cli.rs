@@ -146,8 +146,9 @@ pub struct ImportArgs {
     /// No progress and no summary: errors only.
     #[arg(help_heading = "Output", long, short, conflicts_with = "json")]
     pub quiet: bool,
-    /// How long a shard keeps retrying a failing batch (seconds) before
-    /// the import stops.
+    /// How long a batch may keep failing retryably (seconds of wall-clock
+    /// time since it first failed: rollbacks, reconnects, timeouts and
+    /// backoff pauses included) before the import stops.
     #[arg(help_heading = "Reliability", long, default_value_t = 60)]
     pub retry_for: u64,
     /// How long opening a connection may take (seconds); overrides the
