@@ -47,6 +47,7 @@
 mod checkpoint;
 mod config;
 mod connect;
+mod doctor;
 mod encode;
 mod error;
 mod ident;
@@ -58,6 +59,7 @@ mod target;
 pub use checkpoint::CHECKPOINT_TABLE;
 pub use config::{driver_config, is_postgres_url, CopyFormat, Mode, PgConfig};
 pub use connect::connect;
+pub use doctor::{doctor, DoctorReport, Finding, Severity};
 pub use encode::{CopyEncoder, Encoder};
 pub use error::{retryable_sqlstate, PgError};
 pub use ident::{quote, quote_table};

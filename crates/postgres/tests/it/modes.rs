@@ -101,3 +101,17 @@ fn pg_mode_upsert_needs_a_key() {
         .unwrap_err();
     assert!(failure.to_string().contains("primary key"), "{failure}");
 }
+
+#[test]
+fn pg_doctor_names_the_bulk_load_settings() {
+    let report = ringpipe_postgres::doctor(&url()).unwrap().to_string();
+    for setting in [
+        "synchronous_commit",
+        "wal_level",
+        "max_wal_size",
+        "maintenance_work_mem",
+        "unlogged",
+    ] {
+        assert!(report.contains(setting), "{report}");
+    }
+}
