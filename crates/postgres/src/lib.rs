@@ -36,7 +36,8 @@
 //! (53300), connection errors (08xxx) and a closed connection are; the
 //! import then replays the batch and the sink reconnects. When the
 //! connection died during `COMMIT`, the replay first reads the shard's
-//! checkpoint: if the batch had landed it is not sent again. Other errors
+//! checkpoint: if the batch had landed it is not sent again (an import
+//! that keeps no checkpoints cannot tell, and replays it). Other errors
 //! (a bad value, a duplicate key in insert mode) end the import; the
 //! batches committed before stay committed. Bad records are not yet
 //! bisected into a reject file as the MySQL sink does.
