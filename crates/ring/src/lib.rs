@@ -124,6 +124,8 @@ mod handle;
 mod handler;
 #[cfg(all(test, loom))]
 mod loom_tests;
+mod metrics;
+mod poller;
 mod processor;
 mod producer;
 mod rewind;
@@ -138,12 +140,12 @@ pub mod pipeline;
 
 pub use exception::{ExceptionHandler, Failure, FailureAction, HaltOnFailure, SkipOnFailure};
 pub use graph::{BuildError, RingBuilder};
-pub use handle::{ProcessorSnapshot, RingError, RingHandle};
-pub use handler::{BoxError, EventHandler, EventHandlerMut, HandlerError};
+pub use handle::{RingError, RingHandle};
+pub use handler::{BatchInfo, BoxError, EventHandler, EventHandlerMut, HandlerError};
+pub use metrics::{BatchSizes, ProcessorSnapshot, RingMetrics, RingMonitor, BATCH_SIZE_BUCKETS};
+pub use poller::{EventPoller, PollState};
 pub use producer::{Claim, MultiProducer, Producer};
 pub use rewind::{RewindDecision, RewindStrategy};
-pub use ring_buffer::RingBuffer;
-pub use sequence::{Sequence, INITIAL_SEQUENCE};
 pub use sequencer::ClaimError;
 pub use shard::ShardKey;
 pub use wait::WaitStrategy;

@@ -32,7 +32,8 @@ use loom::thread;
 use crate::barrier::SequenceBarrier;
 use crate::exception::HaltOnFailure;
 use crate::handler::{EventHandler, EventHandlerMut, Exclusive, HandlerError, Shared};
-use crate::processor::{BatchProcessor, ProcessorParts, ProcessorStats};
+use crate::metrics::ProcessorStats;
+use crate::processor::{BatchProcessor, ProcessorParts};
 use crate::producer::{MultiProducer, Producer};
 use crate::rewind::RewindStrategy;
 use crate::ring_buffer::RingBuffer;
@@ -139,6 +140,7 @@ fn parts<E>(
 ) -> ProcessorParts<E> {
     ProcessorParts {
         name: "loom".into(),
+        index: 0,
         ring: Arc::clone(ring),
         barrier: SequenceBarrier::new(Arc::clone(ring), upstream.to_vec(), usize::MAX),
         sequence: Arc::clone(own),
