@@ -240,6 +240,18 @@ impl<E> ProcessorParts<E> {
             // SAFETY: `MARKED` is the ring's layout (this function's
             // contract); `last` is in the released batch.
             unsafe { dispatch::<_, _, MARKED>(handler, ring, last, true) }?;
+        } else if let Shard::Modulo { count, .. } = self.shard {
+            // Owned events are `count` apart: a step, not a remainder, per event.
+            if let Some(own_first) = self.shard.next_owned(ring, first, last) {
+                cursor.sequence = own_first;
+                while cursor.sequence < own_last {
+                    // SAFETY: as above; an owned sequence of the batch.
+                    unsafe { dispatch::<_, _, MARKED>(handler, ring, cursor.sequence, false) }?;
+                    cursor.sequence += count;
+                }
+                // SAFETY: as above.
+                unsafe { dispatch::<_, _, MARKED>(handler, ring, own_last, true) }?;
+            }
         } else {
             let mut next = self.shard.next_owned(ring, first, last);
             while let Some(sequence) = next {
