@@ -107,7 +107,10 @@ pub(crate) enum SlotRuns<'a, E> {
 // producer or an exclusive processor on another thread, so `E: Send`. Slot
 // access is otherwise serialised by the sequence protocol (see `slot`).
 // `first_event` only points into `slots`, which the ring owns: sharing it
-// shares nothing `slots` does not.
+// shares nothing `slots` does not. Every other field is `Sync` and `Send`
+// on its own (atomics, a `Mutex`, the waiter, and an
+// `Arc<dyn ExceptionHandler>`, whose trait requires `Send + Sync`): keep it
+// so when adding one, since this impl stops the compiler from checking.
 unsafe impl<E: Send + Sync> Sync for RingBuffer<E> {}
 // SAFETY: owning the ring owns the events; moving it moves `E`s (the boxed
 // slot array stays where it is, so `first_event` stays valid).
