@@ -23,6 +23,10 @@ const MAX_PAYLOAD: usize = 0xFF_FFFF;
 /// reads are OKs, errors and a few short rows.
 pub(super) const MAX_REPLY: usize = 16 * 1024 * 1024;
 
+/// Payloads up to this size are allocated whole before they are read
+/// (faster for the usual small replies); larger ones grow as bytes arrive.
+const SMALL_PAYLOAD: usize = 64 * 1024;
+
 /// Bytes a packet's header takes: length (3) and sequence number (1).
 pub(super) const HEADER_ROOM: usize = 4;
 
@@ -139,20 +143,29 @@ impl<S: Read + Write> Framed<S> {
             let len = u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize;
             self.check(header[3], payload.len(), len, context)?;
             self.sequence = header[3].wrapping_add(1);
-            // Grown as the bytes arrive: a length the server does not
-            // follow with data costs no allocation.
-            let got = (&mut self.stream)
-                .take(len as u64)
-                .read_to_end(payload)
+            self.read_payload(payload, len)
                 .map_err(|e| MysqlError::io(&e, context))?;
-            if got < len {
-                let eof = io::Error::from(io::ErrorKind::UnexpectedEof);
-                return Err(MysqlError::io(&eof, context));
-            }
             if len < MAX_PAYLOAD {
                 return Ok(());
             }
         }
+    }
+
+    /// Appends the `len` bytes of one packet's payload to `payload`. A
+    /// small payload (the usual OK) is read in place; a large one grows as
+    /// its bytes arrive, so that a length the server does not follow with
+    /// data costs no allocation.
+    fn read_payload(&mut self, payload: &mut Vec<u8>, len: usize) -> io::Result<()> {
+        let start = payload.len();
+        if len <= SMALL_PAYLOAD {
+            payload.resize(start + len, 0);
+            return self.stream.read_exact(&mut payload[start..]);
+        }
+        let got = (&mut self.stream).take(len as u64).read_to_end(payload)?;
+        if got < len {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        Ok(())
     }
 
     /// Checks a packet header before its payload is read: its sequence
