@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use mysql::{Opts, OptsBuilder};
 
-use crate::checkpoint::ImportIdentity;
 use crate::redact::redact_url;
 use crate::MysqlError;
 
@@ -114,8 +113,6 @@ pub struct SinkConfig {
     pub(crate) init_commands: Vec<String>,
     /// File holding the password (first line).
     pub(crate) password_file: Option<PathBuf>,
-    /// Record progress with every commit (the checkpoint module).
-    pub(crate) checkpoint: Option<ImportIdentity>,
     /// Connect timeout; `None`: the URL's, else [`DEFAULT_CONNECT_TIMEOUT`].
     pub(crate) connect_timeout: Option<Duration>,
     /// Read/write timeout; `None`: [`DEFAULT_NET_TIMEOUT`].
@@ -141,7 +138,6 @@ impl SinkConfig {
             create_table: None,
             init_commands: Vec::new(),
             password_file: None,
-            checkpoint: None,
             connect_timeout: None,
             net_timeout: None,
         }
@@ -164,14 +160,6 @@ impl SinkConfig {
     /// 1 ms (a zero timeout would mean none to the socket).
     pub fn net_timeout(mut self, timeout: Duration) -> Self {
         self.net_timeout = Some(timeout.max(Duration::from_millis(1)));
-        self
-    }
-
-    /// Records each shard's progress in [`CHECKPOINT_TABLE`](crate::CHECKPOINT_TABLE)
-    /// in the same transaction as its rows, so an interrupted import can be
-    /// resumed exactly ([`resume_point`](crate::resume_point)).
-    pub fn checkpoint(mut self, identity: ImportIdentity) -> Self {
-        self.checkpoint = Some(identity);
         self
     }
 

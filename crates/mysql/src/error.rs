@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use mysql_common::proto::codec::error::PacketCodecError;
-use ringpipe_ring::pipeline::{RecordPosition, SinkError};
+use ringpipe_pipeline::{RecordPosition, Retryable};
 
 /// Server error codes this crate classifies, one constant each.
 pub mod codes {
@@ -223,9 +223,16 @@ pub enum MysqlError {
         /// Why the reject file could not be written.
         source: Box<MysqlError>,
     },
-    /// `--resume` does not match the interrupted import, or found nothing.
-    #[error("cannot resume: {0}")]
-    Resume(String),
+}
+
+/// The driver's own description: the `mysql` crate's `Display` of a
+/// driver or I/O error is its `Debug` (`DriverError { … }`).
+fn driver_message(error: &mysql::Error) -> String {
+    match error {
+        mysql::Error::DriverError(e) => e.to_string(),
+        mysql::Error::IoError(e) => e.to_string(),
+        other => other.to_string(),
+    }
 }
 
 /// Codes for which replaying the same rows can succeed.
@@ -282,11 +289,11 @@ impl MysqlError {
                 }
             }
             e if e.is_connectivity_error() => MysqlError::Connection {
-                message: e.to_string(),
+                message: driver_message(&e),
                 context,
             },
             e => MysqlError::Driver {
-                message: e.to_string(),
+                message: driver_message(&e),
                 context,
             },
         }
@@ -344,7 +351,7 @@ impl MysqlError {
     }
 }
 
-impl SinkError for MysqlError {
+impl Retryable for MysqlError {
     fn is_retryable(&self) -> bool {
         match self {
             MysqlError::Connection { .. } | MysqlError::TimedOut { .. } => true,

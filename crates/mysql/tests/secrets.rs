@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use mysql::prelude::Queryable;
 use mysql::Conn;
 use ringpipe_mysql::{prepare, SinkConfig, WritePath};
-use ringpipe_ring::pipeline::{RecordPosition, Row, Sink, SinkError};
+use ringpipe_pipeline::{Checkpoint, RecordPosition, Retryable, Row, Sink};
 
 /// The password under test, and the user it belongs to.
 const SECRET: &str = "Rp-wire-S3cret-7781";
@@ -87,7 +87,7 @@ fn fresh_table() {
     .unwrap();
 }
 
-/// Writes ids `from..to` and flushes.
+/// Writes the rows `ids` and commits them.
 fn batch(
     sink: &mut ringpipe_mysql::MysqlSink,
     ids: std::ops::Range<u64>,
@@ -105,7 +105,11 @@ fn batch(
         });
         sink.write(&row)?;
     }
-    sink.flush()
+    sink.commit(&Checkpoint {
+        import: None,
+        shard: 0,
+        last_record: 0,
+    })
 }
 
 /// A whole failing import through `config`: a killed connection (and the

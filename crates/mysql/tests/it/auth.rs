@@ -5,7 +5,7 @@
 
 use mysql::prelude::Queryable;
 use ringpipe_mysql::{prepare, BulkClient, SinkConfig, WritePath};
-use ringpipe_ring::pipeline::Sink;
+use ringpipe_pipeline::Sink;
 
 use crate::common::*;
 

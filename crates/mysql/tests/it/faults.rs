@@ -8,8 +8,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use mysql::prelude::Queryable;
-use ringpipe_mysql::{clear_checkpoint, prepare, ImportIdentity, MysqlError, SinkStats, WritePath};
-use ringpipe_ring::pipeline::{Row, Sink, SinkError};
+use ringpipe_mysql::{prepare, MysqlError, MysqlTarget, SinkStats, WritePath};
+use ringpipe_pipeline::{Checkpoint, ImportIdentity, Retryable, Row, Sink, Target};
 
 use crate::common::*;
 use crate::proxy::{Fault, Proxy};
@@ -54,17 +54,18 @@ enum When {
 /// the second batch, replaying retryable failures.
 fn run(table: &str, path: WritePath, fault: Fault, when: When) -> Outcome {
     let proxy = Proxy::start(upstream());
-    let mut config = ringpipe_mysql::SinkConfig::new(proxy.url(&url()), table, COLUMNS)
+    let config = ringpipe_mysql::SinkConfig::new(proxy.url(&url()), table, COLUMNS)
         .write_path(path)
         .connect_timeout(Duration::from_secs(5))
         .net_timeout(NET_TIMEOUT);
-    if when == When::Commit {
-        config = config.checkpoint(ImportIdentity {
-            input: table.to_owned(),
-            shards: 1,
-            mapping: "faults".to_owned(),
-        });
-    }
+    // At the COMMIT the outcome is unknown to the client: the run records
+    // checkpoints, which decide.
+    let identity = ImportIdentity {
+        input: table.to_owned(),
+        shards: 1,
+        mapping: "faults".to_owned(),
+    };
+    let import = (when == When::Commit).then_some(&identity);
     let target = prepare(&config).unwrap();
     let mut sink = target.connect_sink(0).unwrap();
     let data = records(1, (BATCH * BATCHES) as u64);
@@ -81,7 +82,13 @@ fn run(table: &str, path: WritePath, fault: Fault, when: When) -> Outcome {
                     (1, 1, When::Commit) => proxy.arm_at_commit(fault),
                     _ => {}
                 }
-                match sink.flush() {
+                let last_record = ((b + 1) * BATCH) as u64;
+                let checkpoint = Checkpoint {
+                    import,
+                    shard: 0,
+                    last_record,
+                };
+                match sink.commit(&checkpoint) {
                     Ok(()) => break,
                     Err(e) if e.is_retryable() && attempt < 4 => {
                         eprintln!("{path:?} {fault:?}: replaying after {e:?}");
@@ -98,7 +105,7 @@ fn run(table: &str, path: WritePath, fault: Fault, when: When) -> Outcome {
     })();
     if when == When::Commit {
         let direct = ringpipe_mysql::SinkConfig::new(url(), table, COLUMNS);
-        clear_checkpoint(&direct).unwrap();
+        MysqlTarget::new(direct).clear_checkpoints().unwrap();
     }
     Outcome {
         result,

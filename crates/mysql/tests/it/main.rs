@@ -7,6 +7,7 @@ mod proxy;
 
 mod auth;
 mod bad_records;
+mod binary;
 mod escaping;
 mod faults;
 mod limits;
