@@ -68,28 +68,17 @@
 //! all shards) go to the reject file and the rest of the batch commits;
 //! beyond that the error names the record (number, line, column).
 //!
-//! # Measured write paths
+//! # Choosing a write path
 //!
-//! `RINGPIPE_BENCH_ROWS=1000000 cargo bench -p ringpipe-mysql --bench
-//! write_paths` (2026-12-02, 01:39 UTC): 1M catalogue rows (9 columns, 2
-//! secondary indexes), batches of 5,000, MariaDB 10.11 on the same 2-vCPU
-//! machine, one round (runs here vary by ±15% between minutes):
-//!
-//! | path                     | 1 connection   | ratio | 2 connections  | ratio |
-//! |--------------------------|---------------:|------:|---------------:|------:|
-//! | Insert                   |  73.6k rows/s  |  1.00 | 141.8k rows/s  |  1.93 |
-//! | Prepared                 |  86.8k rows/s  |  1.18 | 137.2k rows/s  |  1.86 |
-//! | LoadData                 |  99.5k rows/s  |  1.35 | 172.5k rows/s  |  2.34 |
-//! | Bulk (wire client)       | 166.0k rows/s  |  2.26 | 206.5k rows/s  |  2.81 |
-//! | Bulk via the mysql crate | 120.1k rows/s  |  1.63 | 173.7k rows/s  |  2.36 |
-//!
-//! Every run commits 5,000 rows per commit; Insert, Prepared and Bulk send
-//! at most 2,000 rows per statement (1,667 on average here; Prepared
-//! 625, its tail cut into powers of two), LoadData one statement per batch.
-//! [`WritePath::default`] is `Bulk`: the fastest on one connection and on
-//! two, and it needs neither `local_infile` (often disabled) nor the
-//! warning checks LOCAL makes necessary, because a bad value fails the
-//! statement outright. On MySQL it falls back to `Prepared`.
+//! Insert, Prepared and Bulk send at most 2,000 rows per statement
+//! ([`SinkConfig::max_rows_per_statement`]; Prepared cuts chunks to powers
+//! of two, so that few statement shapes are prepared), LoadData one
+//! statement per batch. [`WritePath::default`] is `Bulk`: it needs neither
+//! `local_infile` (often disabled) nor the warning checks LOCAL makes
+//! necessary, because a bad value fails the statement outright, and it was
+//! the fastest path in the measured runs. On MySQL it falls back to
+//! `Prepared`. The measured figures, with their command, date and machine,
+//! are in `docs/benchmarks.md` ("MySQL write paths").
 
 mod batch;
 mod checkpoint;
