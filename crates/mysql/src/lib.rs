@@ -2,7 +2,7 @@
 //!
 //! ```no_run
 //! use ringpipe_mysql::{prepare, Mode, SinkConfig, WritePath};
-//! use ringpipe_ring::pipeline::{Row, Sink};
+//! use ringpipe_pipeline::{Row, Sink};
 //!
 //! let config = SinkConfig::new("mysql://root@127.0.0.1:3306/test", "product", &["id", "name"])
 //!     .mode(Mode::Upsert)
@@ -59,7 +59,7 @@
 //! # Errors, retries and bad records
 //!
 //! [`MysqlError`] says whether a replay can succeed
-//! ([`SinkError::is_retryable`](ringpipe_ring::pipeline::SinkError)):
+//! ([`Retryable::is_retryable`](ringpipe_pipeline::Retryable)):
 //! deadlocks, lock timeouts, lost connections, shutdown and read-only
 //! failover are; the pipeline then calls `rollback` and replays the batch,
 //! and the sink reconnects if needed. A data error (bad value, duplicate
@@ -94,15 +94,15 @@ mod prepare;
 mod prepared;
 mod reject;
 mod schema;
+mod shared;
 mod sink;
 mod statement;
 mod stats;
+mod target;
 mod warnings;
 mod wire;
 
-pub use checkpoint::{
-    clear_checkpoint, resume_point, ImportIdentity, ResumePoint, CHECKPOINT_TABLE,
-};
+pub use checkpoint::CHECKPOINT_TABLE;
 pub use config::{redact_url, BulkClient, Mode, SinkConfig, WritePath};
 pub use doctor::{doctor, DoctorReport, Finding, Severity};
 pub use error::{codes, MysqlError};
@@ -111,3 +111,4 @@ pub use prepare::{prepare, PreparedTarget};
 pub use schema::{execute, key_columns, table_columns};
 pub use sink::MysqlSink;
 pub use stats::{ServerStats, SinkStats};
+pub use target::MysqlTarget;

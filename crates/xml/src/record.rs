@@ -5,7 +5,7 @@
 //! a field's own child elements is not part of the value, and a record tag
 //! met inside a record is just content of the outer one.
 
-use ringpipe_ring::pipeline::Row;
+use ringpipe_pipeline::Row;
 
 use crate::config::{Limits, XmlConfig};
 use crate::diagnose::{Fault, Located};

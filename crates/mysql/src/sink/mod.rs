@@ -16,7 +16,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use mysql::LocalInfileHandler;
-use ringpipe_ring::pipeline::{Row, Sink};
+use ringpipe_pipeline::{Checkpoint, ImportIdentity, Row, Sink};
 
 use crate::batch::Batch;
 use crate::checkpoint;
@@ -25,8 +25,8 @@ use crate::connect::{self, Session};
 use crate::encode::insert::InsertEncoder;
 use crate::encode::tsv;
 use crate::link::Link;
-use crate::prepare::Target;
 use crate::prepared::PreparedCache;
+use crate::shared::Shared;
 use crate::stats::SinkStats;
 use crate::wire::BulkEncoder;
 use crate::MysqlError;
@@ -38,7 +38,10 @@ const VALUE_OVERHEAD: usize = 12;
 #[derive(Debug)]
 pub struct MysqlSink {
     /// What all shards share.
-    target: Arc<Target>,
+    target: Arc<Shared>,
+    /// The import whose checkpoints this sink commits, once it committed
+    /// with one.
+    identity: Option<ImportIdentity>,
     /// This sink's shard number, for logs.
     shard: usize,
     /// The live connection, `None` after it was lost.
@@ -77,8 +80,9 @@ pub struct MysqlSink {
 
 impl MysqlSink {
     /// Opens a sink on its own connection.
-    pub(crate) fn connect(target: Arc<Target>, shard: usize) -> Result<Self, MysqlError> {
+    pub(crate) fn connect(target: Arc<Shared>, shard: usize) -> Result<Self, MysqlError> {
         let mut sink = MysqlSink {
+            identity: None,
             path: target.path,
             batch: Batch::new(target.columns.len()),
             insert: InsertEncoder::new(target.shape.clone(), usize::MAX, target.max_rows),
@@ -185,7 +189,7 @@ impl MysqlSink {
     fn check_size(&self, row: &Row) -> Result<(), MysqlError> {
         let shape = &self.target.shape;
         let bytes =
-            shape.head.len() + shape.tail.len() + 2 * row.text_len() + row.len() * VALUE_OVERHEAD;
+            shape.head.len() + shape.tail.len() + 2 * row.value_len() + row.len() * VALUE_OVERHEAD;
         if bytes <= self.max_bytes {
             return Ok(());
         }
@@ -198,13 +202,15 @@ impl MysqlSink {
 
     /// The statement recording this batch's checkpoint, if enabled.
     fn progress_sql(&mut self) -> Result<Option<String>, MysqlError> {
-        let target = Arc::clone(&self.target);
-        let Some(identity) = &target.checkpoint else {
+        if self.identity.is_none() {
+            return Ok(None);
+        }
+        let no_backslash_escapes = self.ensure_session()?.no_backslash_escapes;
+        let Some(identity) = &self.identity else {
             return Ok(None);
         };
-        let no_backslash_escapes = self.ensure_session()?.no_backslash_escapes;
         Ok(Some(checkpoint::record_sql(
-            &target.table_name,
+            &self.target.table_name,
             self.shard,
             self.batch.last_record(),
             identity,
@@ -225,7 +231,7 @@ impl MysqlSink {
     /// checkpoints there is no way to know; the batch is sent again.
     fn already_committed(&mut self) -> Result<bool, MysqlError> {
         self.commit_unknown = false;
-        if self.target.checkpoint.is_none() {
+        if self.identity.is_none() {
             return Ok(false);
         }
         let (table, shard, last) = (
@@ -287,9 +293,12 @@ impl Sink for MysqlSink {
         self.send_first_chunk()
     }
 
-    fn flush(&mut self) -> Result<(), MysqlError> {
+    fn commit(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), MysqlError> {
         self.take_deferred()?;
         self.last_diverted = 0;
+        if self.identity.as_ref() != checkpoint.import {
+            self.identity = checkpoint.import.cloned();
+        }
         if self.batch.is_empty() {
             return Ok(());
         }
@@ -330,7 +339,7 @@ impl Sink for MysqlSink {
         Ok(())
     }
 
-    fn last_flush_diverted(&self) -> u64 {
+    fn last_commit_diverted(&self) -> u64 {
         self.last_diverted
     }
 
