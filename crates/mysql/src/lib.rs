@@ -1,33 +1,35 @@
 //! ringpipe-mysql: the MySQL/MariaDB end of a ringpipe import.
 //!
+//! [`MysqlTarget`] is a table as an [`Import`](ringpipe_pipeline::Import)
+//! writes it: one [`MysqlSink`] (connection) per shard, and the import's
+//! checkpoints in [`CHECKPOINT_TABLE`], committed with the rows.
+//!
 //! ```no_run
-//! use ringpipe_mysql::{prepare, Mode, SinkConfig, WritePath};
-//! use ringpipe_pipeline::{Row, Sink};
+//! use ringpipe_mysql::{Mode, MysqlTarget, SinkConfig, WritePath};
+//! use ringpipe_pipeline::Import;
+//! # fn regions() -> Vec<ringpipe_xml::XmlSource> { unimplemented!() }
 //!
 //! let config = SinkConfig::new("mysql://root@127.0.0.1:3306/test", "product", &["id", "name"])
 //!     .mode(Mode::Upsert)
-//!     .write_path(WritePath::Insert)
+//!     .write_path(WritePath::Bulk)
 //!     .max_bad(10)
 //!     .reject_file("rejects.tsv");
-//! // Once per import: schema check, truncate, reject file.
-//! let target = prepare(&config)?;
-//! // One sink per shard, each on its own thread in a real pipeline.
-//! let mut sink = target.connect_sink(0)?;
-//! let mut row = Row::with_columns(2);
-//! row.set(0, "1");
-//! row.set(1, "café");
-//! sink.write(&row)?; // encoded now
-//! sink.flush()?; // one transaction: executed and committed here
-//! sink.close()?;
-//! # Ok::<(), ringpipe_mysql::MysqlError>(())
+//! let summary = Import::new(MysqlTarget::new(config))
+//!     .shards(2)
+//!     .checkpoints("products.xml, 1234 bytes", "row=product")
+//!     .run(regions())?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! # How a batch is written
 //!
 //! Each [`MysqlSink`] owns one connection. `write` encodes rows as they
-//! arrive; `flush` runs the batch in one transaction (`START TRANSACTION` …
-//! `COMMIT`, managed by hand so that a failed `ROLLBACK` is seen). Four
-//! [`WritePath`]s produce identical tables: multi-row `INSERT` text,
+//! arrive; `commit` runs the batch in one transaction (`START TRANSACTION`,
+//! the batch's statements, the shard's checkpoint row, `COMMIT`, managed by
+//! hand so that a failed `ROLLBACK` is seen). Rows and checkpoint therefore
+//! commit together or not at all; after a connection lost during `COMMIT`,
+//! the sink reads its checkpoint to learn whether the batch committed.
+//! Four [`WritePath`]s produce identical tables: multi-row `INSERT` text,
 //! prepared multi-row statements, `LOAD DATA LOCAL INFILE` and MariaDB's
 //! bulk protocol. Statements are bounded by `max_allowed_packet`: a big
 //! batch becomes several statements in the same transaction.
@@ -40,7 +42,7 @@
 //! on `mysql_common`'s packet types. Each bulk packet is built straight
 //! from the batch's text, and the next statement is encoded and sent while
 //! the server runs the one before: `START TRANSACTION` and the first
-//! statement leave from `write`, the rest and the checkpoint from `flush`,
+//! statement leave from `write`, the rest and the checkpoint from `commit`,
 //! and `COMMIT` only after every reply was OK. The session runs with
 //! `autocommit=0`, so a statement sent behind a failure can never commit
 //! on its own. Where it cannot serve a connection (TLS, compression, an
