@@ -31,8 +31,10 @@
 //! the sink reads its checkpoint to learn whether the batch committed.
 //! Four [`WritePath`]s produce identical tables: multi-row `INSERT` text,
 //! prepared multi-row statements, `LOAD DATA LOCAL INFILE` and MariaDB's
-//! bulk protocol. Statements are bounded by `max_allowed_packet`: a big
-//! batch becomes several statements in the same transaction.
+//! bulk protocol. One core owns the connection, the batch, the transaction
+//! and the checkpoint; each path's state and statements live in a module of
+//! their own beside it. Statements are bounded by `max_allowed_packet`: a
+//! big batch becomes several statements in the same transaction.
 //!
 //! # The bulk path's own client
 //!
