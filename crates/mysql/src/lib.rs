@@ -48,8 +48,12 @@
 //! and `COMMIT` only after every reply was OK. The session runs with
 //! `autocommit=0`, so a statement sent behind a failure can never commit
 //! on its own. Where it cannot serve a connection (TLS, compression, an
-//! authentication plugin other than `mysql_native_password`) the sink uses
-//! the driver; [`MysqlSink::client`] says which one a sink got.
+//! authentication plugin other than `mysql_native_password` and
+//! `client_ed25519`) the sink uses the driver; [`MysqlSink::client`] says
+//! which one a sink got. The client checks every length, count and
+//! sequence number the server sends before using it (a violation is
+//! [`MysqlError::Protocol`]); `SECURITY.md` says what else it defends
+//! against.
 //!
 //! # Safety of the data
 //!
@@ -96,6 +100,7 @@ mod ident;
 mod link;
 mod prepare;
 mod prepared;
+mod redact;
 mod reject;
 mod schema;
 mod shared;
@@ -107,12 +112,19 @@ mod warnings;
 mod wire;
 
 pub use checkpoint::CHECKPOINT_TABLE;
-pub use config::{redact_url, BulkClient, Mode, SinkConfig, WritePath};
+pub use config::{
+    BulkClient, Mode, SinkConfig, WritePath, DEFAULT_CONNECT_TIMEOUT, DEFAULT_NET_TIMEOUT,
+};
 pub use doctor::{doctor, DoctorReport, Finding, Severity};
 pub use error::{codes, MysqlError};
 pub use ident::Ident;
 pub use prepare::{prepare, PreparedTarget};
+pub use redact::redact_url;
 pub use schema::{execute, key_columns, table_columns};
 pub use sink::MysqlSink;
 pub use stats::{ServerStats, SinkStats};
 pub use target::MysqlTarget;
+/// The wire client against arbitrary server bytes, for the fuzz target.
+#[cfg(all(unix, any(test, feature = "fuzzing")))]
+#[doc(hidden)]
+pub use wire::fuzz as wire_fuzz;
