@@ -5,12 +5,13 @@ use std::sync::Arc;
 use crossbeam_utils::CachePadded;
 
 use crate::barrier::SequenceBarrier;
+use crate::delivery::ProcessorParts;
 use crate::exception::{ExceptionHandler, HaltOnFailure};
 use crate::handle::RingHandle;
 use crate::handler::{Dispatch, EventHandler, EventHandlerMut, Exclusive, Shared};
 use crate::metrics::{ProcessorEntry, ProcessorStats};
 use crate::poller::EventPoller;
-use crate::processor::{BatchProcessor, ProcessorParts};
+use crate::processor::BatchProcessor;
 use crate::producer::{MultiProducer, Producer};
 use crate::rewind::RewindStrategy;
 use crate::ring_buffer::RingBuffer;
