@@ -199,7 +199,12 @@ impl<E: Send + Sync + 'static> RingBuilder<E> {
         self
     }
 
-    /// Prefix of processor thread names (default `ringpipe`).
+    /// Prefix of processor names (default `ringpipe`). The processor added
+    /// as group `g` of stage `s` (both counted from 0, in the order of the
+    /// builder calls) is named `{prefix}-s{s}h{g}`, with `.{i}` appended for
+    /// instance `i` of a sharded group; its thread, its
+    /// [`ProcessorSnapshot`](crate::ProcessorSnapshot) and its
+    /// [`Failure`](crate::Failure)s carry that name.
     pub fn thread_name(mut self, prefix: impl Into<String>) -> Self {
         self.thread_prefix = prefix.into();
         self
