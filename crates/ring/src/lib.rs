@@ -122,6 +122,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod barrier;
+mod delivery;
 mod exception;
 mod graph;
 mod handle;
