@@ -1,11 +1,9 @@
 //! Rewind strategies: giving up, skipping, backing off between attempts.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{triangle, wait_until, within, Sum};
+use crate::common::{triangle, wait_until, within, Sum};
 use ringpipe_ring::{
     EventHandler, Failure, FailureAction, HandlerError, RewindStrategy, RingBuilder, RingError,
     SkipOnFailure,

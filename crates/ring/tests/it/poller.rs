@@ -1,12 +1,10 @@
 //! The poller: a consumer the caller drives, with the batch and rewind
 //! semantics of a processor thread.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{triangle, within, Sum};
+use crate::common::{triangle, within, Sum};
 use ringpipe_ring::{
     BatchInfo, EventHandler, FailureAction, HandlerError, PollState, RewindStrategy, RingBuilder,
 };

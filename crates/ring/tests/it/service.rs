@@ -2,13 +2,11 @@
 //! a callback for a skipped batch, failures that name their processor, a
 //! drain that keeps the ring running, bounded stops, metrics.
 
-mod common;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{triangle, wait_until, within, Sum};
+use crate::common::{triangle, wait_until, within, Sum};
 use ringpipe_ring::{
     BatchInfo, EventHandler, Failure, FailureAction, HandlerError, RewindStrategy, RingBuilder,
     RingError, WaitStrategy,

@@ -1,13 +1,13 @@
 //! A ring's life: wait strategies, draining and stopping, timeouts, panics,
 //! batch sizes and what the handle reports (rewind strategies: `rewind.rs`).
 
-mod common;
-
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{assert_batches_well_formed, triangle, wait_until, within, BatchLog, HaltProbe, Sum};
+use crate::common::{
+    assert_batches_well_formed, triangle, wait_until, within, BatchLog, HaltProbe, Sum,
+};
 use ringpipe_ring::{
     ClaimError, EventHandler, HandlerError, RingBuilder, RingError, SkipOnFailure, WaitStrategy,
 };
