@@ -14,9 +14,6 @@
 //! shards, record `r` is ring sequence `r - 1` and belongs to shard
 //! `(r - 1) % 2`.
 
-#[allow(dead_code)] // each test binary uses a subset of the helpers
-mod common;
-
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -27,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{checksum, conn, count, fresh_table, ringpipe, stderr, stdout, url};
+use crate::common::{self, checksum, conn, count, fresh_table, ringpipe, stderr, stdout, url};
 use mysql::prelude::Queryable;
 use ringpipe_mysql::{prepare, Mode, SinkConfig, WritePath};
 use ringpipe_pipeline::{Import, ImportError};
@@ -44,7 +41,7 @@ const SHARDS: u64 = 2;
 /// Records per shard turn: plain sequence modulo (`--shard-block 1`) over
 /// one region of the input (`--regions 1`), so that the exact-ownership
 /// checks below read simply. The default (a region per shard) and block
-/// sharding are covered by tests/resume.rs and the pipeline tests.
+/// sharding are covered by tests/it/resume.rs and the pipeline tests.
 const SHARD_BLOCK: u64 = 1;
 
 /// The shard that owns record `record`.

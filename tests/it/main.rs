@@ -1,0 +1,15 @@
+//! The root package's integration tests, built as one binary: the
+//! `ringpipe` binary as a user runs it ([`cli`]), exactly-once resume after
+//! `kill -9` ([`resume`]), the reliability scenarios ([`reliability`]) and
+//! the XML source against the server's own XML paths
+//! ([`server_differential`]), all against the real MariaDB
+//! (`RINGPIPE_TEST_MYSQL_URL`, default the local test server). Each test
+//! owns its tables.
+//!
+//! Run one part with a filter: `cargo test --test it -- reliability::`.
+
+mod cli;
+mod common;
+mod reliability;
+mod resume;
+mod server_differential;
