@@ -37,7 +37,8 @@ parse_mysql_url "$url"
 port="$DB_PORT"
 restart_db() { scripts/dev-db.sh stop >/dev/null; sleep "$1"; RINGPIPE_DEV_DB_PORT="$port" scripts/dev-db.sh --force-private >/dev/null; }
 
-cargo build --release --locked --quiet --bin ringpipe
+log "building ringpipe (release; about 5 minutes the first time)"
+cargo build --release --locked --bin ringpipe
 bin=target/release/ringpipe
 xml="$work/products-$rows.xml"
 [[ -s "$xml" ]] || "$bin" gen --rows "$rows" --out "$xml"

@@ -28,6 +28,11 @@ pub struct ImportReport {
     pub rows_rejected: u64,
     /// Batches rolled back and replayed.
     pub rewinds: u64,
+    /// Connections opened again after one was lost (server restart, kill,
+    /// network fault).
+    pub reconnects: u64,
+    /// Reads or writes that timed out (`--net-timeout`).
+    pub timeouts: u64,
     /// Wall time.
     pub seconds: f64,
     /// Committed rows per second.
@@ -45,6 +50,10 @@ pub struct ImportReport {
     pub server_rows_per_statement: f64,
     /// True for `--dry-run` (nothing written).
     pub dry_run: bool,
+    /// A dry run's first rows, column name to value (`null` for NULL,
+    /// binary values as `0x…` hex).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preview: Option<Vec<serde_json::Map<String, serde_json::Value>>>,
 }
 
 impl ImportReport {
@@ -63,7 +72,14 @@ impl fmt::Display for ImportReport {
         };
         writeln!(f, "{} → {}: {verb}", self.file, self.table)?;
         writeln!(f, "  rows read       {}", self.rows_read)?;
-        writeln!(f, "  rows written    {}", self.rows_written)?;
+        match self.dry_run {
+            true => writeln!(
+                f,
+                "  rows mapped     {} (nothing written)",
+                self.rows_written
+            )?,
+            false => writeln!(f, "  rows written    {}", self.rows_written)?,
+        }
         if self.rows_skipped > 0 {
             writeln!(
                 f,
@@ -72,7 +88,11 @@ impl fmt::Display for ImportReport {
             )?;
         }
         writeln!(f, "  rows rejected   {}", self.rows_rejected)?;
-        writeln!(f, "  rewinds         {}", self.rewinds)?;
+        writeln!(
+            f,
+            "  rewinds         {} (reconnects {}, timeouts {})",
+            self.rewinds, self.reconnects, self.timeouts
+        )?;
         writeln!(f, "  time            {:.2} s", self.seconds)?;
         writeln!(f, "  rate            {:.0} rows/s", self.rows_per_second)?;
         writeln!(f, "  peak RSS        {:.1} MiB", self.peak_rss_mib)?;
@@ -81,6 +101,9 @@ impl fmt::Display for ImportReport {
             "  write path      {} × {} shards, {} region(s) parsed at once",
             self.write_path, self.shards, self.regions
         )?;
+        if self.dry_run {
+            return Ok(());
+        }
         writeln!(
             f,
             "  commits         {} (server: {}, {:.0} rows/commit, {:.0} rows/statement)",

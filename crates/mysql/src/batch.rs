@@ -3,7 +3,7 @@
 //! The ring owns its rows, so the sink copies each row once into one flat
 //! buffer. The copy lets the sink re-send any subset of the batch: to find a
 //! bad record, to fall back to another write path, and to feed the paths
-//! that bind values at flush time.
+//! that bind values at commit time.
 
 use std::ops::Range;
 

@@ -1,4 +1,5 @@
-//! The batch event processor: the loop each handler thread runs.
+//! The batch event processor: the loop each handler thread runs, and the
+//! batch delivery it shares with the [`EventPoller`](crate::EventPoller).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -8,36 +9,20 @@ use crossbeam_utils::CachePadded;
 
 use crate::barrier::{SequenceBarrier, WaitError};
 use crate::exception::{ExceptionHandler, Failure, FailureAction};
-use crate::handler::{Dispatch, HandlerError};
+use crate::handler::{BatchInfo, Dispatch, HandlerError};
+use crate::metrics::ProcessorStats;
 use crate::rewind::{RewindDecision, RewindStrategy};
-use crate::ring_buffer::RingBuffer;
+use crate::ring_buffer::{RingBuffer, SlotRuns};
 use crate::sequence::Sequence;
 use crate::shard::Shard;
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::UnsafeCell;
 
-/// Counters one processor keeps about itself, read by the ring handle.
-///
-/// Only the processor's thread writes them, once per batch, so a relaxed
-/// load and store (no read-modify-write) is enough; readers want a recent
-/// value, not a synchronised one.
-#[derive(Debug, Default)]
-pub(crate) struct ProcessorStats {
-    pub(crate) events: AtomicU64,
-    pub(crate) batches: AtomicU64,
-    pub(crate) rewinds: AtomicU64,
-    pub(crate) skipped_batches: AtomicU64,
-}
-
-impl ProcessorStats {
-    #[inline(always)]
-    fn add(counter: &AtomicU64, n: u64) {
-        counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Relaxed);
-    }
-}
-
-/// Everything a processor needs besides its handler; built by the graph.
+/// Everything a processor (or poller) needs besides its handler; built by
+/// the graph.
 pub(crate) struct ProcessorParts<E> {
     pub(crate) name: String,
+    /// Position in graph order, as in `RingHandle::processors`.
+    pub(crate) index: usize,
     pub(crate) ring: Arc<RingBuffer<E>>,
     pub(crate) barrier: SequenceBarrier<E>,
     pub(crate) sequence: Arc<Sequence>,
@@ -48,11 +33,261 @@ pub(crate) struct ProcessorParts<E> {
     pub(crate) exceptions: Arc<dyn ExceptionHandler>,
 }
 
-/// A failed attempt at a batch: the event it failed on, if any, and why.
-type AttemptError = (Option<i64>, HandlerError);
+/// A failed attempt at a batch: the event it failed on, if known, and why.
+pub(crate) type AttemptError = (Option<i64>, HandlerError);
 
-/// Runs one handler over the ring: wait for a batch, deliver it, publish the
-/// processor's sequence once at the end of the batch.
+/// What follows a failed attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AfterFailure {
+    /// Replay the batch from its first event after this pause.
+    Replay(Duration),
+    /// The exception handler skipped the batch: release it and go on.
+    Skip,
+    /// The ring is halted.
+    Halt,
+}
+
+impl<E> ProcessorParts<E> {
+    /// The batch `first..=last` cut from `available` events, for `attempt`,
+    /// and the last event this processor owns in it; `None` when it owns
+    /// none of them (sharding).
+    #[inline]
+    pub(crate) fn batch(
+        &self,
+        first: i64,
+        last: i64,
+        available: i64,
+        attempt: u32,
+    ) -> Option<(BatchInfo, i64)> {
+        let owned = self.shard.plan(&self.ring, first, last)?;
+        let batch = BatchInfo {
+            first_sequence: first,
+            last_sequence: last,
+            len: owned.count,
+            queue_depth: (available - first + 1) as usize,
+            attempt,
+        };
+        Some((batch, owned.last))
+    }
+
+    /// One attempt at `batch`: `on_batch`, then every owned event. A panic
+    /// is caught and pinned on the event being handled.
+    pub(crate) fn attempt<D: Dispatch<E>>(
+        &self,
+        handler: &mut D,
+        batch: &BatchInfo,
+        own_last: i64,
+    ) -> Result<(), AttemptError> {
+        // The event being delivered, so that a panic can be pinned on it.
+        // The delivery loop writes it only on the way out of a panic (see
+        // `deliver_in`), not per event.
+        let mut at = batch.first_sequence;
+        catch_unwind(AssertUnwindSafe(|| {
+            self.deliver(handler, batch, own_last, &mut at)
+        }))
+        .unwrap_or_else(|panic| Err((Some(at), panicked(panic))))
+    }
+
+    /// Releases everything up to `last` to later stages and producers.
+    #[inline]
+    pub(crate) fn release(&self, last: i64) {
+        self.sequence.set(last);
+        self.ring.waiter.signal();
+    }
+
+    /// Releases a delivered batch and counts it.
+    #[inline]
+    pub(crate) fn complete(&self, batch: &BatchInfo) {
+        self.release(batch.last_sequence);
+        self.stats.record_batch(batch.len);
+    }
+
+    /// After a failed attempt (`batch.attempt` attempts so far): rewinds
+    /// the handler and asks the strategy, or hands the batch to the
+    /// exception handler.
+    pub(crate) fn after_failure<D: Dispatch<E>>(
+        &self,
+        handler: &mut D,
+        batch: &BatchInfo,
+        (at, error): AttemptError,
+    ) -> AfterFailure {
+        if !error.is_retryable() {
+            return self.give_up(handler, batch, at, error);
+        }
+        self.stats.record_rewind(batch.attempt);
+        if let Err(rollback) = guard(|| handler.on_rewind(batch.attempt)) {
+            return self.give_up(handler, batch, at, rollback);
+        }
+        match self.rewind.decide(batch.attempt) {
+            RewindDecision::Rewind { pause } => AfterFailure::Replay(pause),
+            RewindDecision::GiveUp => self.give_up(handler, batch, at, error),
+        }
+    }
+
+    fn give_up<D: Dispatch<E>>(
+        &self,
+        handler: &mut D,
+        batch: &BatchInfo,
+        at: Option<i64>,
+        error: HandlerError,
+    ) -> AfterFailure {
+        let (first, last) = (batch.first_sequence, batch.last_sequence);
+        if !self.escalate(first, last, at, batch.attempt, error) {
+            return AfterFailure::Halt;
+        }
+        if let Err(error) = guard(|| {
+            handler.on_batch_skipped(batch);
+            Ok(())
+        }) {
+            log::error!("{}: on_batch_skipped failed: {error}", self.name);
+        }
+        AfterFailure::Skip
+    }
+
+    /// Hands a failure to the exception handler; true to go on.
+    pub(crate) fn escalate(
+        &self,
+        first: i64,
+        last: i64,
+        at: Option<i64>,
+        attempts: u32,
+        error: HandlerError,
+    ) -> bool {
+        let failure = Failure {
+            processor: self.name.clone(),
+            processor_index: Some(self.index),
+            first_sequence: first,
+            last_sequence: last,
+            sequence: at,
+            attempts,
+            error,
+        };
+        let action = catch_unwind(AssertUnwindSafe(|| self.exceptions.on_failure(&failure)));
+        if let Ok(FailureAction::SkipBatch) = action {
+            self.stats.record_skip();
+            return true;
+        }
+        self.ring.fail(failure);
+        false
+    }
+
+    fn deliver<D: Dispatch<E>>(
+        &self,
+        handler: &mut D,
+        batch: &BatchInfo,
+        own_last: i64,
+        at: &mut i64,
+    ) -> Result<(), AttemptError> {
+        // One loop per slot layout, each with a constant stride.
+        match self.ring.publishes_in_slots() {
+            // SAFETY: the ring's own layout.
+            false => unsafe { self.deliver_in::<D, false>(handler, batch, own_last, at) },
+            // SAFETY: the ring's own layout.
+            true => unsafe { self.deliver_in::<D, true>(handler, batch, own_last, at) },
+        }
+    }
+
+    /// [`deliver`](Self::deliver) in the layout `MARKED`.
+    ///
+    /// The per-event path is the handler call and a compare: the result is
+    /// checked once per event by the branch the handler's own `Ok` folds
+    /// away, and the sequence being handled is written to `at` only by the
+    /// guard's drop while a panic unwinds through it.
+    ///
+    /// # Safety
+    ///
+    /// `MARKED == self.ring.publishes_in_slots()`.
+    #[inline(always)]
+    unsafe fn deliver_in<D: Dispatch<E>, const MARKED: bool>(
+        &self,
+        handler: &mut D,
+        batch: &BatchInfo,
+        own_last: i64,
+        at: &mut i64,
+    ) -> Result<(), AttemptError> {
+        let ring = &*self.ring;
+        handler.on_batch(batch);
+        let (first, last) = (batch.first_sequence, batch.last_sequence);
+        let mut cursor = PanicAt {
+            at,
+            sequence: first,
+        };
+        if let Shard::All = self.shard {
+            // Every event but the last over contiguous runs of slots: no
+            // masking per event, and no end-of-batch compare either.
+            match ring.slot_runs(first, last - 1) {
+                SlotRuns::Plain(runs) => {
+                    for run in runs {
+                        for cell in run {
+                            // SAFETY: `cursor.sequence` is this cell's
+                            // sequence, in the released batch (see `dispatch`).
+                            unsafe { dispatch_cell(handler, cell, cursor.sequence, false) }?;
+                            cursor.sequence += 1;
+                        }
+                    }
+                }
+                SlotRuns::Marked(runs) => {
+                    for run in runs {
+                        for slot in run {
+                            let cell = slot.event();
+                            // SAFETY: as above.
+                            unsafe { dispatch_cell(handler, cell, cursor.sequence, false) }?;
+                            cursor.sequence += 1;
+                        }
+                    }
+                }
+            }
+            // SAFETY: `MARKED` is the ring's layout (this function's
+            // contract); `last` is in the released batch.
+            unsafe { dispatch::<_, _, MARKED>(handler, ring, last, true) }?;
+        } else if let Shard::Modulo { count, .. } = self.shard {
+            // Owned events are `count` apart: a step, not a remainder, per event.
+            if let Some(own_first) = self.shard.next_owned(ring, first, last) {
+                cursor.sequence = own_first;
+                while cursor.sequence < own_last {
+                    // SAFETY: as above; an owned sequence of the batch.
+                    unsafe { dispatch::<_, _, MARKED>(handler, ring, cursor.sequence, false) }?;
+                    cursor.sequence += count;
+                }
+                // SAFETY: as above.
+                unsafe { dispatch::<_, _, MARKED>(handler, ring, own_last, true) }?;
+            }
+        } else {
+            let mut next = self.shard.next_owned(ring, first, last);
+            while let Some(sequence) = next {
+                cursor.sequence = sequence;
+                // SAFETY: as above.
+                unsafe { dispatch::<_, _, MARKED>(handler, ring, sequence, sequence == own_last) }?;
+                next = self.shard.next_owned(ring, sequence + 1, last);
+            }
+        }
+        cursor.done();
+        Ok(())
+    }
+}
+
+/// Writes the sequence being delivered to `at` if dropped while a handler
+/// panics: the loop keeps it in a register otherwise.
+struct PanicAt<'a> {
+    at: &'a mut i64,
+    sequence: i64,
+}
+
+impl PanicAt<'_> {
+    #[inline(always)]
+    fn done(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for PanicAt<'_> {
+    fn drop(&mut self) {
+        *self.at = self.sequence;
+    }
+}
+
+/// Runs one handler over the ring on its own thread: wait for a batch,
+/// deliver it, publish the processor's sequence once at the end of it.
 pub(crate) struct BatchProcessor<E, D> {
     parts: ProcessorParts<E>,
     handler: D,
@@ -73,7 +308,7 @@ impl<E, D: Dispatch<E>> BatchProcessor<E, D> {
             // without halting left a dead processor whose sequence gated the
             // producers and `shutdown` forever (found by the lifecycle test
             // `on_start_panic_skipped_by_the_exception_handler_keeps_processing`).
-            if !self.escalate(0, -1, None, 1, error) {
+            if !self.parts.escalate(0, -1, None, 1, error) {
                 return;
             }
         }
@@ -85,14 +320,12 @@ impl<E, D: Dispatch<E>> BatchProcessor<E, D> {
                     if !self.process(next, last, available) {
                         break;
                     }
-                    self.parts.sequence.set(last);
-                    self.parts.ring.waiter.signal();
                     next = last + 1;
                 }
                 Err(WaitError::TimedOut) => {
                     let timeout = guard(|| self.handler.on_timeout(next - 1));
                     if let Err(error) = timeout {
-                        if !self.escalate(next, next - 1, None, 1, error) {
+                        if !self.parts.escalate(next, next - 1, None, 1, error) {
                             break;
                         }
                     }
@@ -100,6 +333,10 @@ impl<E, D: Dispatch<E>> BatchProcessor<E, D> {
                 Err(WaitError::Halted) => break,
             }
         }
+        self.shutdown();
+    }
+
+    fn shutdown(mut self) {
         if let Err(error) = guard(|| {
             self.handler.on_shutdown();
             Ok(())
@@ -108,98 +345,34 @@ impl<E, D: Dispatch<E>> BatchProcessor<E, D> {
         }
     }
 
-    /// Delivers `first..=last` until it succeeds or is given up; returns
-    /// false when the ring must halt.
+    /// Delivers `first..=last` until it succeeds or is given up, then
+    /// releases it; returns false when the ring must halt.
     fn process(&mut self, first: i64, last: i64, available: i64) -> bool {
-        let mut attempt = 0;
+        let parts = &self.parts;
+        let mut attempt = 1;
         loop {
-            // The event being delivered, so a panic can be pinned on it.
-            let mut at = first;
-            let attempt_result = catch_unwind(AssertUnwindSafe(|| {
-                self.deliver(first, last, available, &mut at)
-            }))
-            .unwrap_or_else(|panic| Err((Some(at), panicked(panic))));
-            let error = match attempt_result {
-                Ok(()) => return true,
-                Err(error) => error,
+            let Some((batch, own_last)) = parts.batch(first, last, available, attempt) else {
+                parts.release(last);
+                return true;
             };
-            attempt += 1;
-            let (at, error) = error;
-            if !error.is_retryable() {
-                return self.escalate(first, last, at, attempt, error);
-            }
-            ProcessorStats::add(&self.parts.stats.rewinds, 1);
-            if let Err(rollback) = guard(|| self.handler.on_rewind(attempt)) {
-                return self.escalate(first, last, at, attempt, rollback);
-            }
-            match self.parts.rewind.decide(attempt) {
-                RewindDecision::Rewind { pause } => {
+            let Err(error) = parts.attempt(&mut self.handler, &batch, own_last) else {
+                parts.complete(&batch);
+                return true;
+            };
+            match parts.after_failure(&mut self.handler, &batch, error) {
+                AfterFailure::Replay(pause) => {
                     if !self.pause(pause) {
                         return false;
                     }
                 }
-                RewindDecision::GiveUp => return self.escalate(first, last, at, attempt, error),
+                AfterFailure::Skip => {
+                    parts.release(last);
+                    return true;
+                }
+                AfterFailure::Halt => return false,
             }
+            attempt += 1;
         }
-    }
-
-    /// One attempt at a batch.
-    fn deliver(
-        &mut self,
-        first: i64,
-        last: i64,
-        available: i64,
-        at: &mut i64,
-    ) -> Result<(), AttemptError> {
-        // One loop per slot layout, each with a constant stride.
-        match self.parts.ring.publishes_in_slots() {
-            // SAFETY: the ring's own layout.
-            false => unsafe { self.deliver_in::<false>(first, last, available, at) },
-            // SAFETY: the ring's own layout.
-            true => unsafe { self.deliver_in::<true>(first, last, available, at) },
-        }
-    }
-
-    /// [`deliver`](Self::deliver) in the layout `MARKED`.
-    ///
-    /// # Safety
-    ///
-    /// `MARKED == self.parts.ring.publishes_in_slots()`.
-    #[inline(always)]
-    unsafe fn deliver_in<const MARKED: bool>(
-        &mut self,
-        first: i64,
-        last: i64,
-        available: i64,
-        at: &mut i64,
-    ) -> Result<(), AttemptError> {
-        let (parts, handler) = (&self.parts, &mut self.handler);
-        let ring = &*parts.ring;
-        let Some(owned) = parts.shard.plan(ring, first, last) else {
-            return Ok(());
-        };
-        handler.on_batch_start(owned.count, (available - first + 1) as usize);
-        if let Shard::All = parts.shard {
-            for sequence in first..last + 1 {
-                *at = sequence;
-                // SAFETY: `MARKED` is the ring's layout (this function's
-                // contract).
-                unsafe { dispatch::<_, _, MARKED>(handler, ring, sequence, sequence == last) }?;
-            }
-        } else {
-            let mut next = parts.shard.next_owned(ring, first, last);
-            while let Some(sequence) = next {
-                *at = sequence;
-                // SAFETY: as above.
-                unsafe {
-                    dispatch::<_, _, MARKED>(handler, ring, sequence, sequence == owned.last)
-                }?;
-                next = parts.shard.next_owned(ring, sequence + 1, last);
-            }
-        }
-        ProcessorStats::add(&parts.stats.events, owned.count as u64);
-        ProcessorStats::add(&parts.stats.batches, 1);
-        Ok(())
     }
 
     /// Sleeps `pause` in short slices; false if the ring halted meanwhile.
@@ -215,34 +388,6 @@ impl<E, D: Dispatch<E>> BatchProcessor<E, D> {
             }
             std::thread::sleep(left.min(Duration::from_millis(10)));
         }
-    }
-
-    /// Hands a failed batch to the exception handler; true to go on.
-    fn escalate(
-        &self,
-        first: i64,
-        last: i64,
-        at: Option<i64>,
-        attempts: u32,
-        error: HandlerError,
-    ) -> bool {
-        let failure = Failure {
-            processor: self.parts.name.clone(),
-            first_sequence: first,
-            last_sequence: last,
-            sequence: at,
-            attempts,
-            error,
-        };
-        let action = catch_unwind(AssertUnwindSafe(|| {
-            self.parts.exceptions.on_failure(&failure)
-        }));
-        if let Ok(FailureAction::SkipBatch) = action {
-            ProcessorStats::add(&self.parts.stats.skipped_batches, 1);
-            return true;
-        }
-        self.parts.ring.fail(failure);
-        false
     }
 }
 
@@ -260,18 +405,34 @@ unsafe fn dispatch<E, D: Dispatch<E>, const MARKED: bool>(
 ) -> Result<(), AttemptError> {
     // SAFETY: `MARKED` is the ring's layout (this function's contract).
     let slot = unsafe { ring.slot_in::<MARKED>(sequence) };
-    // SAFETY: `sequence` is in the batch the barrier released to this
-    // processor (published, and finished by every upstream stage), and the
-    // processor's own sequence has not passed it, so later stages and the
-    // producers keep off it. Exclusive handlers are the only member of their
-    // stage, or own this sequence alone in their sharded group (the graph
-    // enforces both), so their access is exclusive.
-    unsafe { handler.dispatch(slot, sequence, end_of_batch) }
+    // SAFETY: the slot of `sequence`, which the caller vouches for.
+    unsafe { dispatch_cell(handler, slot, sequence, end_of_batch) }
+}
+
+/// Delivers the event in `cell`, the slot of `sequence`.
+///
+/// # Safety
+///
+/// `sequence` is in the batch the barrier released to this processor
+/// (published, and finished by every upstream stage), and `cell` is its
+/// slot. The processor's own sequence has not passed it, so later stages
+/// and the producers keep off it. Exclusive handlers are the only member of
+/// their stage, or own this sequence alone in their sharded group (the
+/// graph enforces both), so their access is exclusive.
+#[inline(always)]
+unsafe fn dispatch_cell<E, D: Dispatch<E>>(
+    handler: &mut D,
+    cell: &UnsafeCell<E>,
+    sequence: i64,
+    end_of_batch: bool,
+) -> Result<(), AttemptError> {
+    // SAFETY: the access `dispatch` needs is this function's contract.
+    unsafe { handler.dispatch(cell, sequence, end_of_batch) }
         .map_err(|error| (Some(sequence), error))
 }
 
 /// Runs a handler callback, turning a panic into [`HandlerError::Panicked`].
-fn guard(f: impl FnOnce() -> Result<(), HandlerError>) -> Result<(), HandlerError> {
+pub(crate) fn guard(f: impl FnOnce() -> Result<(), HandlerError>) -> Result<(), HandlerError> {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| Err(panicked(panic)))
 }
 
