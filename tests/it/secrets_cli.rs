@@ -82,7 +82,7 @@ fn a_failing_import_never_prints_the_password() {
         (&[], &[("RINGPIPE_MYSQL_URL", &with_password)]),
     ];
     for (i, (args, env)) in runs.iter().enumerate() {
-        fresh_table(TABLE);
+        let _table = fresh_table(TABLE);
         conn()
             .query_drop(format!("ALTER TABLE `{TABLE}` MODIFY name VARCHAR(3)"))
             .unwrap();

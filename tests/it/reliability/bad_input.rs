@@ -49,7 +49,7 @@ fn bad_input_with(fault: Fault, run: impl Fn(&Path, &str) -> Output) -> Output {
         fault.tail,
     );
     let reference = reference(GOOD, SEED);
-    fresh_table(fault.table);
+    let _table = fresh_table(fault.table);
     let started = Instant::now();
     let output = run(&input.path, fault.table);
     let elapsed = started.elapsed();
@@ -233,7 +233,7 @@ fn bad_input_huge_text_node() {
     let line = header_and_records.matches('\n').count() + 4;
 
     let reference = reference(GOOD, SEED);
-    fresh_table(table);
+    let _table = fresh_table(table);
     let rss_file = dir.path().join("rss");
     let time = Path::new("/usr/bin/time");
     let args = import_args(&path, table, &[]);

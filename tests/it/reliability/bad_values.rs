@@ -85,7 +85,7 @@ fn stops_at_bad_value(name: &str, at: u64, bad: Bad, paths: &[&str]) {
     let skip = BTreeSet::from([at]);
     for path in paths {
         let table = format!("rel_val_{name}_{}", path.replace('-', "_"));
-        fresh_table(&table);
+        let _table = fresh_table(&table);
         let output = import(&input.path, &table, &["--write-path", path]);
         let message = stderr(&output);
         assert_eq!(

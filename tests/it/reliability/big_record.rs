@@ -38,7 +38,7 @@ fn record_larger_than_a_statement_stops_after_earlier_batches() {
         WritePath::Bulk,
     ] {
         let table = format!("rel_packet_{path:?}").to_lowercase();
-        fresh_table(&table);
+        let _table = fresh_table(&table);
         let config = SinkConfig::new(url(), &table, &PRODUCT_COLUMNS)
             .write_path(path)
             .max_statement_bytes(4096);

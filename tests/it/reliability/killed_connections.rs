@@ -54,7 +54,7 @@ fn survives_killed_connections(table: &'static str, path: &[&str]) {
         .seed(SEED)
         .write_file(&file)
         .unwrap();
-    fresh_table(table);
+    let _table = fresh_table(table);
     let stop = Arc::new(AtomicBool::new(false));
     let killer = {
         let stop = Arc::clone(&stop);

@@ -12,7 +12,7 @@ use ringpipe_xml::gen::{Catalogue, PRODUCT_COLUMNS};
 use ringpipe_xml::XmlSource;
 
 use super::{assert_same_rows, import, reference};
-use crate::common::{self, conn, fresh_table, stderr, url};
+use crate::common::{self, conn, fresh_table, stderr, url, TestTable};
 
 #[test]
 fn lock_contention_is_waited_out_by_rewinds() {
@@ -25,7 +25,7 @@ fn lock_contention_is_waited_out_by_rewinds() {
     Catalogue::new(ROWS).seed(1).write_file(&seed1).unwrap();
     Catalogue::new(ROWS).seed(2).write_file(&seed2).unwrap();
     let reference = reference(ROWS, 2);
-    fresh_table(table);
+    let _table = fresh_table(table);
     let output = import(&seed1, table, &[]);
     assert!(output.status.success(), "{}", stderr(&output));
 
@@ -73,7 +73,7 @@ fn deadlock_victim_batch_is_rolled_back_and_replayed() {
     let file = dir.path().join("seed3.xml");
     Catalogue::new(ROWS).seed(3).write_file(&file).unwrap();
     let reference = reference(ROWS, 3);
-    fresh_table(table);
+    let _table = fresh_table(table);
 
     // The blocker holds id 1500, inside the sink's first batch, and weighs
     // more than the sink's transaction (20,000 undo records against at most
@@ -87,6 +87,7 @@ fn deadlock_victim_batch_is_rolled_back_and_replayed() {
             "CREATE TABLE `{side}` (id INT PRIMARY KEY) ENGINE=InnoDB"
         ))
         .unwrap();
+    let _side = TestTable::new(side);
     blocker.query_drop("START TRANSACTION").unwrap();
     blocker
         .query_drop(format!(

@@ -26,12 +26,14 @@ mod rejects;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Weak};
 
 use mysql::prelude::Queryable;
 use ringpipe_xml::gen::{write_catalogue, Catalogue};
 
-use crate::common::{self, checksum, conn, count, fresh_table, ringpipe, stderr, stdout};
+use crate::common::{
+    self, checksum, conn, count, fresh_table, ringpipe, stderr, stdout, TestTable,
+};
 
 /// Exit code for unreadable or malformed input.
 const EXIT_INPUT: i32 = 3;
@@ -187,22 +189,29 @@ fn json(output: &Output) -> serde_json::Value {
 }
 
 /// The table a clean import of catalogue (`rows`, `seed`) produces, with
-/// the same flags as the tests' imports; made once per run.
-fn reference(rows: u64, seed: u64) -> String {
-    static MADE: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    let table = format!("rel_ref_{rows}_s{seed}");
+/// the same flags as the tests' imports; shared by the tests that run at
+/// once, and dropped when the last of them lets it go.
+fn reference(rows: u64, seed: u64) -> Arc<TestTable> {
+    static MADE: Mutex<Vec<Weak<TestTable>>> = Mutex::new(Vec::new());
+    let name = format!("rel_ref_{rows}_s{seed}");
     let mut made = MADE.lock().unwrap_or_else(|p| p.into_inner());
-    if !made.contains(&table) {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("clean.xml");
-        Catalogue::new(rows).seed(seed).write_file(&file).unwrap();
-        fresh_table(&table);
-        let output = import(&file, &table, &[]);
-        assert!(output.status.success(), "{}", stderr(&output));
-        assert_eq!(json(&output)["rows_written"], rows);
-        assert_eq!(count(&table), rows);
-        made.push(table.clone());
+    made.retain(|table| table.strong_count() > 0);
+    if let Some(table) = made
+        .iter()
+        .filter_map(Weak::upgrade)
+        .find(|t| ***t == *name)
+    {
+        return table;
     }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("clean.xml");
+    Catalogue::new(rows).seed(seed).write_file(&file).unwrap();
+    let table = Arc::new(fresh_table(&name));
+    let output = import(&file, &name, &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(json(&output)["rows_written"], rows);
+    assert_eq!(count(&name), rows);
+    made.push(Arc::downgrade(&table));
     table
 }
 
@@ -222,7 +231,7 @@ fn assert_same_rows(table: &str, expected: &str) {
 
 /// `{table}_expect`: the rows of `reference` whose ids pass `filter`, i.e.
 /// what a clean import of exactly those records holds.
-fn expected_rows(reference: &str, table: &str, filter: &str) -> String {
+fn expected_rows(reference: &str, table: &str, filter: &str) -> TestTable {
     let expect = format!("{table}_expect");
     let mut c = conn();
     c.query_drop(format!("DROP TABLE IF EXISTS `{expect}`"))
@@ -233,7 +242,7 @@ fn expected_rows(reference: &str, table: &str, filter: &str) -> String {
         "INSERT INTO `{expect}` SELECT * FROM `{reference}` WHERE {filter}"
     ))
     .unwrap();
-    expect
+    TestTable::new(&expect)
 }
 
 /// The ids in `table`.

@@ -51,7 +51,7 @@ fn bad_values_within_max_bad_go_to_the_reject_file_on_every_path() {
     for path in PATHS {
         let table = format!("rel_val_maxbad_{}", path.replace('-', "_"));
         let reject_file = dir.path().join(format!("{table}.tsv"));
-        fresh_table(&table);
+        let _table = fresh_table(&table);
         let output = import(
             &input.path,
             &table,
@@ -91,7 +91,7 @@ fn bad_values_within_max_bad_are_not_counted_as_written() {
     let input = with_bad_records(dir.path(), &ALL_BAD);
     let table = "rel_val_maxbad_report";
     let reject_file = dir.path().join("rejects.tsv");
-    fresh_table(table);
+    let _table = fresh_table(table);
     let output = import(
         &input.path,
         table,
@@ -120,7 +120,7 @@ fn bad_values_beyond_max_bad_stop_after_earlier_batches() {
     let reference = reference(VALUE_ROWS, SEED);
     let table = "rel_val_maxbad_short";
     let reject_file = dir.path().join("rejects.tsv");
-    fresh_table(table);
+    let _table = fresh_table(table);
     let output = import(
         &input.path,
         table,
@@ -160,7 +160,7 @@ fn reject_file_on_a_full_disk_stops_and_counts_committed_rows() {
     let dir = tempfile::tempdir().unwrap();
     let input = with_bad_records(dir.path(), &ALL_BAD[..1]);
     let table = "rel_val_disk_full";
-    fresh_table(table);
+    let _table = fresh_table(table);
     let output = import(
         &input.path,
         table,
