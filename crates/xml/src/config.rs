@@ -1,5 +1,9 @@
 //! What to read: the record element, the output columns, and the limits.
 
+/// Slack over [`Limits::max_value_bytes`] for the markup around a value
+/// (CDATA brackets, a tag's name) before a token is refused.
+pub(crate) const TOKEN_SLACK: usize = 64 * 1024;
+
 /// Bounds that keep a hostile or broken input from exhausting memory.
 ///
 /// Each is checked while streaming; crossing one stops the source with

@@ -14,6 +14,8 @@ pub(crate) enum Fault {
     Syntax(String),
     /// Bad bytes for the encoding.
     Encoding(String),
+    /// Bytes that are not UTF-8 in input read as UTF-8.
+    BadUtf8,
     /// A refused or undefined reference, as written (`&name;`).
     Entity { reference: String, error: RefError },
     /// A configured limit crossed, with the limit's value.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use ringpipe_ring::pipeline::{RecordPosition, Row, Source, SourceProgress};
 
-use crate::config::XmlConfig;
+use crate::config::{XmlConfig, TOKEN_SLACK};
 use crate::diagnose::{Fault, Located};
 use crate::document::Document;
 use crate::encoding::Charset;
@@ -18,10 +18,6 @@ use crate::position::LineCounter;
 use crate::record::{Opened, RecordReader};
 use crate::region::{self, PendingRegion, Plan, RegionReader};
 use crate::window::Window;
-
-/// Slack over [`Limits::max_value_bytes`](crate::Limits) for the markup
-/// around a value (CDATA brackets, a tag's name) before a token is refused.
-pub(crate) const TOKEN_SLACK: usize = 64 * 1024;
 
 /// A streaming [`Source`] of rows from an XML document.
 ///
@@ -35,7 +31,7 @@ pub(crate) const TOKEN_SLACK: usize = 64 * 1024;
 /// use ringpipe_ring::pipeline::{Row, Source};
 /// use ringpipe_xml::{XmlConfig, XmlSource};
 ///
-/// let xml = r#"<rows><row><field name="id">1</field><field name="note" xsi:nil="true"/></row></rows>"#;
+/// let xml = r#"<rows xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><row><field name="id">1</field><field name="note" xsi:nil="true"/></row></rows>"#;
 /// let config = XmlConfig::new("row", ["id", "note"]);
 /// let mut source = XmlSource::from_reader("dump.xml", xml.as_bytes(), config)?;
 /// let mut row = Row::with_columns(2);
@@ -139,7 +135,7 @@ impl XmlSource {
             name,
             columns: config.columns().to_vec(),
             lexer: Lexer::new(window),
-            document: Document::new(limits.max_depth),
+            document: Document::new(limits.max_depth, limits.max_attributes),
             record: RecordReader::new(&config),
             charset: prepared.charset,
             records: 0,
@@ -276,7 +272,13 @@ impl XmlSource {
             limits.max_value_bytes as u64,
         );
         self.lexer = Lexer::new(window);
-        self.document = Document::resumed(limits.max_depth, &boundary.open, boundary.declared);
+        self.document = Document::resumed(
+            limits.max_depth,
+            limits.max_attributes,
+            &boundary.open,
+            boundary.declared,
+            boundary.namespaces,
+        );
         if boundary
             .open
             .first()
@@ -361,6 +363,24 @@ impl XmlSource {
         match located.fault {
             Fault::Syntax(message) => XmlError::Syntax { position, message },
             Fault::Encoding(message) => XmlError::Encoding { position, message },
+            Fault::BadUtf8 => {
+                let dump = self
+                    .document
+                    .open_elements()
+                    .first()
+                    .is_some_and(|root| root == "mysqldump");
+                let hint = if dump {
+                    "; this is a mysqldump/mariadb-dump --xml file: binary columns need \
+                     `--hex-blob` when dumping (the importer then decodes them)"
+                } else {
+                    " (declare the encoding in `<?xml … encoding=\"…\"?>` if the input is not UTF-8)"
+                };
+                let message = format!(
+                    "invalid UTF-8 at byte offset {}{hint}",
+                    position.byte_offset
+                );
+                XmlError::Encoding { position, message }
+            }
             Fault::Entity { reference, error } => XmlError::Entity {
                 position,
                 message: format!("{error}: {reference}"),
@@ -422,14 +442,14 @@ fn step(
 ) -> Result<Step, Located> {
     let result = match token {
         Token::Start(tag) => {
-            document.open(tag.name())?;
+            document.open(&tag)?;
             match record.open(&tag, document.depth(), row, &document.declared)? {
                 Opened::Record => Step::RecordStart,
                 Opened::Other => Step::Continue,
             }
         }
         Token::Empty(tag) => {
-            document.open(tag.name())?;
+            document.open(&tag)?;
             let opened = record.open(&tag, document.depth(), row, &document.declared)?;
             let ended = record.close(document.depth());
             document.close(tag.name())?;
@@ -458,8 +478,8 @@ fn step(
             record.text(cdata, document.depth(), row)?;
             Step::Continue
         }
-        Token::Decl => {
-            document.declaration()?;
+        Token::Decl(content) => {
+            document.declaration(content)?;
             Step::Continue
         }
         Token::DocType(doctype) => {

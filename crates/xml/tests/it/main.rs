@@ -1,6 +1,7 @@
 //! Behaviour tests of `ringpipe-xml`, built as one test binary.
 
 mod common;
+mod conformance;
 mod differential;
 mod errors;
 mod fields;
