@@ -1,5 +1,7 @@
 //! What to read: the record element, the output columns, and the limits.
 
+use crate::qname::NameTest;
+
 /// Slack over [`Limits::max_value_bytes`] for the markup around a value
 /// (CDATA brackets, a tag's name) before a token is refused.
 pub(crate) const TOKEN_SLACK: usize = 64 * 1024;
@@ -31,6 +33,40 @@ impl Default for Limits {
     }
 }
 
+/// What to do when one record gives a column a value more than once (the
+/// same field twice, or two fields that map to one column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Repeated {
+    /// Stop with [`XmlError::RepeatedField`](crate::XmlError::RepeatedField),
+    /// naming the record, the field and where it occurs the second time.
+    #[default]
+    Error,
+    /// Keep the first value, skip the later ones.
+    First,
+    /// Keep the last value.
+    Last,
+    /// Join the values with [`XmlConfig::join_with`]'s separator.
+    Join,
+}
+
+impl std::str::FromStr for Repeated {
+    type Err = String;
+
+    /// `error`, `first`, `last` or `join`.
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "error" => Ok(Repeated::Error),
+            "first" => Ok(Repeated::First),
+            "last" => Ok(Repeated::Last),
+            "join" => Ok(Repeated::Join),
+            _ => Err(format!(
+                "unknown policy {text:?} for repeated fields (error, first, last or join)"
+            )),
+        }
+    }
+}
+
 /// How to turn an XML document into rows.
 ///
 /// # Examples
@@ -54,6 +90,11 @@ pub struct XmlConfig {
     renames: Vec<(String, String)>,
     strict: bool,
     keep_line_ends: bool,
+    allow_empty: bool,
+    repeated: Repeated,
+    /// `(column, policy)` overriding `repeated` for one column.
+    repeated_columns: Vec<(String, Repeated)>,
+    join_with: String,
     limits: Limits,
 }
 
@@ -61,8 +102,10 @@ impl XmlConfig {
     /// Records are `row_tag` elements; rows have `columns`, in this order.
     ///
     /// `row_tag` may be written as in LOAD XML's `ROWS IDENTIFIED BY
-    /// '<product>'`: surrounding angle brackets are dropped. Names are
-    /// matched exactly as written in the document, prefix included.
+    /// '<product>'`: surrounding angle brackets are dropped. Names match
+    /// by local name in any namespace; `prefix:name` matches the namespace
+    /// the document binds `prefix` to, `{uri}name` exactly that namespace
+    /// (the same holds for field names).
     pub fn new<I, S>(row_tag: impl Into<String>, columns: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -76,6 +119,10 @@ impl XmlConfig {
             renames: Vec::new(),
             strict: false,
             keep_line_ends: false,
+            allow_empty: false,
+            repeated: Repeated::Error,
+            repeated_columns: Vec::new(),
+            join_with: "\n".into(),
             limits: Limits::default(),
         }
     }
@@ -112,6 +159,57 @@ impl XmlConfig {
     /// Whether carriage returns in text are kept ([`XmlConfig::keep_line_ends`]).
     pub fn keeps_line_ends(&self) -> bool {
         self.keep_line_ends
+    }
+
+    /// With `true`, a well-formed document without any record element
+    /// (an empty export) gives no rows; by default that is
+    /// [`XmlError::NoRecords`](crate::XmlError::NoRecords), since a
+    /// wrong record name would otherwise import nothing and succeed.
+    pub fn allow_empty(mut self, allow: bool) -> Self {
+        self.allow_empty = allow;
+        self
+    }
+
+    /// Whether a document without records is accepted.
+    pub fn allows_empty(&self) -> bool {
+        self.allow_empty
+    }
+
+    /// What a column given a value twice in one record gets (default
+    /// [`Repeated::Error`]).
+    pub fn repeated(mut self, policy: Repeated) -> Self {
+        self.repeated = policy;
+        self
+    }
+
+    /// [`XmlConfig::repeated`] for one column only.
+    pub fn repeated_for(mut self, column: impl Into<String>, policy: Repeated) -> Self {
+        let column = column.into();
+        self.repeated_columns.retain(|(c, _)| *c != column);
+        self.repeated_columns.push((column, policy));
+        self
+    }
+
+    /// The separator [`Repeated::Join`] puts between values (default `\n`).
+    pub fn join_with(mut self, separator: impl Into<String>) -> Self {
+        self.join_with = separator.into();
+        self
+    }
+
+    /// The separator of [`Repeated::Join`].
+    pub fn join_separator(&self) -> &str {
+        &self.join_with
+    }
+
+    /// The policy for repeated values of each column, in column order.
+    pub fn repeated_policies(&self) -> Vec<Repeated> {
+        let policy = |column: &String| {
+            self.repeated_columns
+                .iter()
+                .find(|(c, _)| c == column)
+                .map_or(self.repeated, |(_, p)| *p)
+        };
+        self.columns.iter().map(policy).collect()
     }
 
     /// Sets [`Limits::max_depth`].
@@ -181,6 +279,19 @@ impl XmlConfig {
                 return Err(format!("column `{column}` is listed twice"));
             }
         }
+        NameTest::parse(&self.row_tag).map_err(|m| format!("the record element {m}"))?;
+        for (field, _) in &self.renames {
+            NameTest::parse(field).map_err(|m| format!("field {m}"))?;
+        }
+        if let Some((column, _)) = self
+            .repeated_columns
+            .iter()
+            .find(|(c, _)| !self.columns.contains(c))
+        {
+            return Err(format!(
+                "a policy for repeated values names `{column}`, which is not a column"
+            ));
+        }
         match self.renames.iter().find(|(_, c)| !self.columns.contains(c)) {
             Some((f, c)) => Err(format!(
                 "field `{f}` is renamed to `{c}`, which is not a column"
@@ -193,9 +304,15 @@ impl XmlConfig {
     pub(crate) fn field_pairs(&self) -> Vec<(String, usize)> {
         let mut pairs: Vec<(String, usize)> = Vec::new();
         for (index, column) in self.columns.iter().enumerate() {
-            // A column keeps its own name as a field name unless that name is
-            // itself renamed to some other column.
-            if !self.renames.iter().any(|(f, _)| f == column) {
+            // A column keeps its own name as a field name unless a mapping
+            // names a field of that local name (`id`, `a:id`, `{uri}id`),
+            // which then decides where such fields go.
+            let local = |field: &str| NameTest::parse(field).map(|t| t.local);
+            if !self
+                .renames
+                .iter()
+                .any(|(f, _)| f == column || local(f).is_ok_and(|l| l == *column))
+            {
                 pairs.push((column.clone(), index));
             }
         }
@@ -205,6 +322,23 @@ impl XmlConfig {
             }
         }
         pairs
+    }
+
+    /// [`XmlConfig::field_pairs`] as name tests; a column name that is no
+    /// XML name (`my col`) can match no field and is left out.
+    pub(crate) fn field_tests(&self) -> Vec<(NameTest, usize)> {
+        self.field_pairs()
+            .into_iter()
+            .filter_map(|(name, index)| Some((NameTest::parse(&name).ok()?, index)))
+            .collect()
+    }
+
+    /// The record element as a name test (checked by `validate`).
+    pub(crate) fn row_test(&self) -> NameTest {
+        NameTest::parse(&self.row_tag).unwrap_or(NameTest {
+            local: self.row_tag.clone(),
+            ns: crate::qname::NsTest::Any,
+        })
     }
 }
 

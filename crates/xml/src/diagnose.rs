@@ -22,6 +22,10 @@ pub(crate) enum Fault {
     Limit(LimitKind, u64),
     /// A field with no column (strict mode).
     UnknownField(String),
+    /// No record element in the whole document.
+    NoRecords(String),
+    /// A second value for a column whose policy is `error`.
+    Repeated { field: String, column: String },
     /// Reading the input failed.
     Io(std::io::Error),
 }

@@ -83,14 +83,22 @@
 //!   in: `<name>a<b>x</b>c</name>` is `ac`.
 //! * A missing field is `NULL`; an empty element (`<x/>`, `<x></x>`) or an
 //!   empty attribute is the empty string; `xsi:nil="true"` (or `"1"`) on a
-//!   field element is `NULL`, whatever its content. The prefix is matched
-//!   literally as `xsi:`.
+//!   field element is `NULL`, whatever its content (`xsi` is whatever
+//!   prefix the document binds to the XML Schema instance namespace).
 //! * Values are kept exactly: no whitespace is trimmed.
-//! * If a field occurs twice in one record, the later one wins.
-//! * `xmlns` attributes are namespace declarations, not fields.
+//! * A column given two values in one record (a repeated field, or two
+//!   fields mapped to one column) is an error, unless
+//!   [`XmlConfig::repeated`] says to keep the first, the last or to join
+//!   them.
+//! * Names match by local name; `p:name` and `{uri}name` in the mapping
+//!   pin the namespace. `xmlns` attributes are namespace declarations,
+//!   never fields.
 //! * Fields map to columns by name, or through [`XmlConfig::rename`];
 //!   unknown fields are skipped, or are an error with
 //!   [`XmlConfig::strict`].
+//! * A well-formed document without any record element is an error that
+//!   names what its records look like, unless [`XmlConfig::allow_empty`];
+//!   [`XmlSource::column_usage`] tells which columns never got a value.
 //!
 //! # Safety limits
 //!
@@ -174,13 +182,17 @@ mod lexer;
 mod names;
 mod namespaces;
 mod position;
+mod qname;
 mod record;
 mod region;
+mod shape;
 mod source;
 mod tag;
 mod text;
+mod usage;
 mod window;
 
-pub use config::{Limits, XmlConfig};
+pub use config::{Limits, Repeated, XmlConfig};
 pub use error::{ErrorPosition, LimitKind, XmlError};
 pub use source::XmlSource;
+pub use usage::ColumnUsage;

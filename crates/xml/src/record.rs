@@ -7,12 +7,20 @@
 
 use ringpipe_ring::pipeline::Row;
 
-use crate::config::{Limits, XmlConfig};
+use crate::config::{Limits, Repeated, XmlConfig};
 use crate::diagnose::{Fault, Located};
+use crate::document::Document;
 use crate::error::LimitKind;
 use crate::fields::FieldMap;
+use crate::names::split_qname;
+use crate::qname::NameTest;
+use crate::shape::Shape;
 use crate::tag::Tag;
 use crate::text::{self, DeclaredEntities, RefError};
+use crate::usage::ColumnUsage;
+
+/// The XML Schema instance namespace (`xsi:nil`, `xsi:type`).
+pub(crate) const XSI_NS: &str = "http://www.w3.org/2001/XMLSchema-instance";
 
 /// Where text read now goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,8 +43,20 @@ pub(crate) enum Opened {
 /// The record being read and how its fields map to columns.
 #[derive(Debug)]
 pub(crate) struct RecordReader {
-    row_tag: String,
+    row_test: NameTest,
     fields: FieldMap,
+    columns: Vec<String>,
+    /// What a second value for each column does.
+    policies: Vec<Repeated>,
+    join_with: String,
+    /// `filled[c] == serial` when column `c` has a value in this record.
+    filled: Vec<u64>,
+    /// Counts records started, so that `filled` needs no reset.
+    serial: u64,
+    /// Which columns ever received a value.
+    usage: ColumnUsage,
+    /// The document's element names, until the first record matches.
+    shape: Shape,
     strict: bool,
     keep_line_ends: bool,
     limits: Limits,
@@ -49,10 +69,17 @@ pub(crate) struct RecordReader {
 
 impl RecordReader {
     /// A reader for records as `config` describes them.
-    pub(crate) fn new(config: &XmlConfig) -> Self {
+    pub(crate) fn new(config: &XmlConfig, usage: ColumnUsage) -> Self {
         RecordReader {
-            row_tag: config.row_tag().to_owned(),
-            fields: FieldMap::new(config.field_pairs()),
+            row_test: config.row_test(),
+            fields: FieldMap::new(config.field_tests()),
+            columns: config.columns().to_vec(),
+            policies: config.repeated_policies(),
+            join_with: config.join_separator().to_owned(),
+            filled: vec![0; config.columns().len()],
+            serial: 0,
+            usage,
+            shape: Shape::default(),
             strict: config.is_strict(),
             keep_line_ends: config.keeps_line_ends(),
             limits: config.limits(),
@@ -74,6 +101,16 @@ impl RecordReader {
         self.record_depth != 0
     }
 
+    /// The message for a document in which no record element matched.
+    pub(crate) fn no_records_message(&self) -> String {
+        let name = match &self.row_test.ns {
+            crate::qname::NsTest::Any => self.row_test.local.clone(),
+            crate::qname::NsTest::Prefix(p) => format!("{p}:{}", self.row_test.local),
+            crate::qname::NsTest::Uri(u) => format!("{{{u}}}{}", self.row_test.local),
+        };
+        self.shape.no_records_message(&name)
+    }
+
     /// An element opened; `depth` counts it. Returns whether it starts a
     /// record (the caller then records the position).
     pub(crate) fn open(
@@ -81,26 +118,74 @@ impl RecordReader {
         element: &Tag<'_>,
         depth: usize,
         row: &mut Row,
-        declared: &DeclaredEntities,
+        document: &Document,
     ) -> Result<Opened, Located> {
         let name = element.name();
+        let declared = &document.declared;
         if depth == 1 && name == "mysqldump" {
             // mysqldump writes a stored CR as a raw byte: keep it (see
             // `XmlConfig::keep_line_ends`), or the dump would not round-trip.
             self.keep_line_ends = true;
         }
-        if self.record_depth == 0 && name == self.row_tag {
+        if self.record_depth == 0 && self.is_record(element, document) {
             self.record_depth = depth;
             self.target = Target::Nowhere;
-            self.record_attributes(element, row, declared)?;
+            self.serial += 1;
+            self.record_attributes(element, row, document)?;
             return Ok(Opened::Record);
         }
         if self.record_depth != 0 && depth == self.record_depth + 1 {
-            self.target = self.field_start(element, row, declared)?;
+            self.target = self.field_start(element, row, document)?;
         } else if element.has_attributes() {
             self.check_attributes(element, declared)?;
         }
+        if self.serial == 0 {
+            self.shape.note(name, depth);
+        }
         Ok(Opened::Other)
+    }
+
+    /// Whether `element` is a record element.
+    #[inline]
+    fn is_record(&self, element: &Tag<'_>, document: &Document) -> bool {
+        let (prefix, local) = match element.prefixed() {
+            true => split_qname(element.name()),
+            false => ("", element.name()),
+        };
+        local == self.row_test.local
+            && self
+                .row_test
+                .matches_ns(prefix, false, &document.namespaces)
+    }
+
+    /// Column `column` receives a value from field `field` (at the fault
+    /// offset `at`): whether to take it, after the repeated-value policy.
+    #[inline]
+    fn claim(
+        &mut self,
+        column: usize,
+        field: &str,
+        at: usize,
+        row: &mut Row,
+    ) -> Result<Claim, Located> {
+        if self.filled[column] != self.serial {
+            self.filled[column] = self.serial;
+            self.usage.mark(column);
+            return Ok(Claim::Fresh);
+        }
+        match self.policies[column] {
+            Repeated::Error => Err(Located {
+                fault: Fault::Repeated {
+                    field: field.to_owned(),
+                    column: self.columns[column].clone(),
+                },
+                offset: at,
+            }),
+            Repeated::First => Ok(Claim::Skip),
+            Repeated::Last => Ok(Claim::Fresh),
+            Repeated::Join if row.get(column).is_some() => Ok(Claim::Append),
+            Repeated::Join => Ok(Claim::Fresh),
+        }
     }
 
     /// The element at `depth` closed; returns whether that ends the record.
@@ -194,17 +279,28 @@ impl RecordReader {
         &mut self,
         element: &Tag<'_>,
         row: &mut Row,
-        declared: &DeclaredEntities,
+        document: &Document,
     ) -> Result<(), Located> {
         let max_value = self.limits.max_value_bytes;
+        let declared = &document.declared;
         element.for_each_attribute(self.limits.max_attributes, |attribute, at| {
             let key = attribute.key;
             if key == "xmlns" || key.starts_with("xmlns:") {
                 return Ok(());
             }
-            match self.fields.lookup(key) {
+            match self.fields.lookup(key, true, &document.namespaces) {
                 Some(column) => {
-                    let value = row.value_mut(column);
+                    let value = match self.claim(column, key, attribute.key_at, row)? {
+                        Claim::Skip => {
+                            return check_value(attribute.value, at, declared, &mut self.scratch)
+                        }
+                        Claim::Fresh => row.value_mut(column),
+                        Claim::Append => {
+                            let value = row.append_mut(column);
+                            value.push_str(&self.join_with);
+                            value
+                        }
+                    };
                     push_value(attribute.value, at, declared, value)?;
                     if value.len() > max_value {
                         return Err(too_large(max_value).into());
@@ -223,40 +319,60 @@ impl RecordReader {
         &mut self,
         element: &Tag<'_>,
         row: &mut Row,
-        declared: &DeclaredEntities,
+        document: &Document,
     ) -> Result<Target, Located> {
         let element_name = element.name();
+        let declared = &document.declared;
+        let scope = &document.namespaces;
         let mut field_name: Option<String> = None;
         let mut nil = false;
         if element.has_attributes() {
             let scratch = &mut self.scratch;
+            let is_field = !element.prefixed() && element_name == "field";
             element.for_each_attribute(self.limits.max_attributes, |attribute, at| {
                 match attribute.key {
-                    "name" if element_name == "field" => {
+                    "name" if is_field => {
                         let mut value = String::new();
                         push_value(attribute.value, at, declared, &mut value)?;
                         field_name = Some(value);
                     }
-                    "xsi:nil" => nil = matches!(attribute.value.trim(), "true" | "1"),
+                    key if is_xsi(key, "nil", scope) => {
+                        nil = matches!(attribute.value.trim(), "true" | "1")
+                    }
                     _ => check_value(attribute.value, at, declared, scratch)?,
                 }
                 Ok(())
             })?;
         }
+        let column = match &field_name {
+            // `<field name="…">` names a plain column name, in no namespace.
+            Some(name) => self.fields.lookup(name, true, scope),
+            None => self.fields.lookup(element_name, false, scope),
+        };
         let name = field_name.as_deref().unwrap_or(element_name);
-        let Some(column) = self.fields.lookup(name) else {
+        let Some(column) = column else {
             if self.strict {
                 return Err(Fault::UnknownField(name.to_owned()).into());
             }
             return Ok(Target::Nowhere);
         };
-        if nil {
-            row.set_null(column);
-            return Ok(Target::Nowhere);
+        let claim = self.claim(column, name, 0, row)?;
+        match (claim, nil) {
+            (Claim::Skip, _) | (Claim::Append, true) => Ok(Target::Nowhere),
+            (Claim::Fresh, true) => {
+                row.set_null(column);
+                Ok(Target::Nowhere)
+            }
+            (Claim::Append, false) => {
+                row.append_mut(column).push_str(&self.join_with);
+                Ok(Target::Column(column))
+            }
+            (Claim::Fresh, false) => {
+                // Marks the column present and empty: `<name/>` is the empty string.
+                row.value_mut(column);
+                Ok(Target::Column(column))
+            }
         }
-        // Marks the column present and empty: `<name/>` is the empty string.
-        row.value_mut(column);
-        Ok(Target::Column(column))
     }
 
     /// Validates the attributes of an element that holds no field.
@@ -269,6 +385,27 @@ impl RecordReader {
         element.for_each_attribute(self.limits.max_attributes, |attribute, at| {
             check_value(attribute.value, at, declared, scratch)
         })
+    }
+}
+
+/// What a column does with a value it receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Claim {
+    /// The first value in this record, or one that replaces it.
+    Fresh,
+    /// Appended after a separator ([`Repeated::Join`]).
+    Append,
+    /// Dropped ([`Repeated::First`]).
+    Skip,
+}
+
+/// Whether the attribute `key` is `xsi:<local>` (by namespace, whatever
+/// the prefix).
+#[inline]
+fn is_xsi(key: &str, local: &str, scope: &crate::namespaces::Namespaces) -> bool {
+    match key.split_once(':') {
+        Some((prefix, l)) => l == local && scope.resolve(prefix) == Some(XSI_NS),
+        None => false,
     }
 }
 

@@ -29,6 +29,7 @@ use crate::input;
 use crate::lexer::{Lexer, Token};
 use crate::namespaces::Namespaces;
 use crate::position::LineCounter;
+use crate::qname::NameTest;
 use crate::text::DeclaredEntities;
 use crate::window::Window;
 
@@ -238,22 +239,22 @@ pub(crate) struct PendingRegion {
 }
 
 /// The lexer and the document bookkeeping of the parser, without rows.
-struct Planner<'a> {
+struct Planner {
     lexer: Lexer,
     document: Document,
-    row_tag: &'a str,
+    row_test: NameTest,
     /// Depth of the open record element; 0 outside records.
     record_depth: usize,
     records: u64,
 }
 
-impl<'a> Planner<'a> {
-    fn new(window: Window, config: &'a XmlConfig) -> Self {
+impl Planner {
+    fn new(window: Window, config: &XmlConfig) -> Self {
         let limits = config.limits();
         Planner {
             lexer: Lexer::new(window),
             document: Document::new(limits.max_depth, limits.max_attributes),
-            row_tag: config.row_tag(),
+            row_test: config.row_test(),
             record_depth: 0,
             records: 0,
         }
@@ -296,7 +297,10 @@ impl<'a> Planner<'a> {
             let record = match self.lexer.next_token().ok()? {
                 Token::Start(tag) => {
                     document.open(&tag).ok()?;
-                    let starts = self.record_depth == 0 && tag.name() == self.row_tag;
+                    let starts = self.record_depth == 0
+                        && self
+                            .row_test
+                            .matches(tag.name(), false, &document.namespaces);
                     if starts {
                         self.record_depth = document.depth();
                     }
@@ -304,8 +308,12 @@ impl<'a> Planner<'a> {
                 }
                 Token::Empty(tag) => {
                     document.open(&tag).ok()?;
+                    let starts = self.record_depth == 0
+                        && self
+                            .row_test
+                            .matches(tag.name(), false, &document.namespaces);
                     document.close(tag.name()).ok()?;
-                    (self.record_depth == 0 && tag.name() == self.row_tag).then_some(false)
+                    starts.then_some(false)
                 }
                 Token::End(name) => {
                     let depth = document.depth();

@@ -17,6 +17,7 @@ use crate::lexer::{Lexer, Token};
 use crate::position::LineCounter;
 use crate::record::{Opened, RecordReader};
 use crate::region::{self, PendingRegion, Plan, RegionReader};
+use crate::usage::ColumnUsage;
 use crate::window::Window;
 
 /// A streaming [`Source`] of rows from an XML document.
@@ -58,6 +59,10 @@ pub struct XmlSource {
     pending: Option<PendingRegion>,
     /// Set once EOF or an error was returned; later calls return `Ok(false)`.
     finished: bool,
+    /// A document without records is fine ([`XmlConfig::allow_empty`]).
+    allow_empty: bool,
+    /// Which columns received values, shared by all regions of the input.
+    usage: ColumnUsage,
     /// Raw bytes read from the input (compressed bytes for gzip).
     raw_bytes: Arc<AtomicU64>,
     total_bytes: Option<u64>,
@@ -83,7 +88,8 @@ impl XmlSource {
         let gzip = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
-        Self::build(name, raw, gzip, total, config)
+        let usage = ColumnUsage::new(config.columns());
+        Self::build(name, raw, gzip, total, config, usage)
     }
 
     /// Reads `reader`, calling it `name` in messages. Gzip input (starting
@@ -99,7 +105,8 @@ impl XmlSource {
     ) -> Result<Self, XmlError> {
         let name = name.into();
         check_config(&name, &config)?;
-        Self::build(name, Box::new(reader), false, None, config)
+        let usage = ColumnUsage::new(config.columns());
+        Self::build(name, Box::new(reader), false, None, config, usage)
     }
 
     fn build(
@@ -108,6 +115,7 @@ impl XmlSource {
         gzip: bool,
         total_bytes: Option<u64>,
         config: XmlConfig,
+        usage: ColumnUsage,
     ) -> Result<Self, XmlError> {
         let raw_bytes = Arc::new(AtomicU64::new(0));
         let counted = Box::new(Counting::new(raw, Arc::clone(&raw_bytes)));
@@ -136,7 +144,9 @@ impl XmlSource {
             columns: config.columns().to_vec(),
             lexer: Lexer::new(window),
             document: Document::new(limits.max_depth, limits.max_attributes),
-            record: RecordReader::new(&config),
+            record: RecordReader::new(&config, usage.clone()),
+            allow_empty: config.allows_empty(),
+            usage,
             charset: prepared.charset,
             records: 0,
             first_record: 0,
@@ -212,6 +222,7 @@ impl XmlSource {
         }
         let size = std::fs::metadata(path).map_err(io_error)?.len();
         let plan = Plan::start(path, size, &config, regions).map_err(io_error)?;
+        let usage = ColumnUsage::new(config.columns());
         let head = RegionReader::new(path, 0, Some((Arc::clone(&plan), 0))).map_err(io_error)?;
         let mut first = Self::build(
             name.clone(),
@@ -219,6 +230,7 @@ impl XmlSource {
             false,
             Some(size),
             config.clone(),
+            usage.clone(),
         )?;
         first.region_end = RegionEnd::Planned(Arc::clone(&plan), 0);
         let mut sources = vec![first];
@@ -229,6 +241,7 @@ impl XmlSource {
                 false,
                 None,
                 config.clone(),
+                usage.clone(),
             )?;
             source.pending = Some(PendingRegion {
                 path: path.to_owned(),
@@ -294,6 +307,13 @@ impl XmlSource {
         Ok(true)
     }
 
+    /// Which columns have received a value so far; the handle is shared
+    /// by all regions of one input and stays valid after the sources are
+    /// dropped, for the import's summary.
+    pub fn column_usage(&self) -> ColumnUsage {
+        self.usage.clone()
+    }
+
     /// The input's name as used in messages.
     pub fn name(&self) -> &str {
         &self.name
@@ -328,6 +348,15 @@ impl XmlSource {
                 Ok(Step::RecordEnd) => {
                     self.records += 1;
                     return Ok(true);
+                }
+                // A region that ends where the next starts has a record after it.
+                Ok(Step::End)
+                    if self.records == 0
+                        && !self.allow_empty
+                        && self.region_end.expected().is_none() =>
+                {
+                    let fault = Fault::NoRecords(self.record.no_records_message());
+                    return Err(self.fail(fault.into()));
                 }
                 Ok(Step::End) => return Ok(false),
                 Err(located) => return Err(self.fail(located)),
@@ -392,6 +421,12 @@ impl XmlSource {
                 limit,
             },
             Fault::UnknownField(field) => XmlError::UnknownField { position, field },
+            Fault::NoRecords(message) => XmlError::NoRecords { position, message },
+            Fault::Repeated { field, column } => XmlError::RepeatedField {
+                position,
+                field,
+                column,
+            },
             Fault::Io(source) => XmlError::Io { position, source },
         }
     }
@@ -443,14 +478,14 @@ fn step(
     let result = match token {
         Token::Start(tag) => {
             document.open(&tag)?;
-            match record.open(&tag, document.depth(), row, &document.declared)? {
+            match record.open(&tag, document.depth(), row, document)? {
                 Opened::Record => Step::RecordStart,
                 Opened::Other => Step::Continue,
             }
         }
         Token::Empty(tag) => {
             document.open(&tag)?;
-            let opened = record.open(&tag, document.depth(), row, &document.declared)?;
+            let opened = record.open(&tag, document.depth(), row, document)?;
             let ended = record.close(document.depth());
             document.close(tag.name())?;
             debug_assert_eq!(ended, opened == Opened::Record);

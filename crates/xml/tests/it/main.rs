@@ -8,4 +8,5 @@ mod fields;
 mod fuzz_smoke;
 mod inputs;
 mod limits;
+mod mapping;
 mod regions;
