@@ -21,6 +21,9 @@ pub enum CliError {
     /// of the later regions' rows too; the checkpoint records both.
     #[error("{error} ({written} rows committed)", error = .0.error, written = .0.summary.rows_written)]
     Import(Box<PipelineFailure>),
+    /// A dry run stopped with an error; nothing was written.
+    #[error("{error} (dry run: nothing committed; {read} records read)", error = .0.error, read = .0.summary.rows_read)]
+    DryRun(Box<PipelineFailure>),
     /// Writing the output failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -33,7 +36,7 @@ impl CliError {
             CliError::Usage(_) => 2,
             CliError::Input(_) => 3,
             CliError::Database(_) => 4,
-            CliError::Import(failure) => match failure.error {
+            CliError::Import(failure) | CliError::DryRun(failure) => match failure.error {
                 PipelineError::Source(_) => 3,
                 PipelineError::Sink(_)
                 | PipelineError::SinkSetup { .. }
@@ -42,6 +45,13 @@ impl CliError {
             },
             CliError::Io(_) => 1,
         }
+    }
+}
+
+impl CliError {
+    /// The error of a dry run that stopped.
+    pub fn dry_run(failure: PipelineFailure) -> Self {
+        CliError::DryRun(Box::new(failure))
     }
 }
 

@@ -35,6 +35,7 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
             args.file.display()
         );
     }
+    let usage = sources[0].column_usage();
     let split = Split::new(sources.len(), args.shards);
     let progress = ProgressLine::new(sources[0].progress().bytes_total);
     let pipelines = sources
@@ -52,7 +53,8 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         let regions = Regions::new(pipelines.collect());
         let summary = regions.run_with_progress(|_| Ok(DiscardSink), |p| progress.update(p));
         progress.finish();
-        report(&args, &split, "none (dry run)", &summary?, 0, None)
+        let summary = summary.map_err(CliError::dry_run)?;
+        report(&args, &split, "none (dry run)", &summary, 0, None)
     } else {
         let config = sink_config(&args, &columns, &split)?;
         let pipelines: Vec<_> = match checkpoint_start(&args, &config, &columns, &split)? {
@@ -79,6 +81,7 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         let path = format!("{:?}", target.write_path());
         report(&args, &split, &path, &summary, target.rejected(), server)
     };
+    let report = report.unfilled(usage.unfilled());
     let mut out = std::io::stdout().lock();
     match args.json {
         true => writeln!(
@@ -180,7 +183,20 @@ fn use_password_file(path: &Path) -> Result<(), CliError> {
 }
 
 fn xml_config(args: &ImportArgs, columns: &[String]) -> Result<XmlConfig, CliError> {
-    let mut config = XmlConfig::new(args.row.clone(), columns.iter().cloned()).strict(args.strict);
+    let mut config = XmlConfig::new(args.row.clone(), columns.iter().cloned())
+        .strict(args.strict)
+        .allow_empty(args.allow_empty)
+        .join_with(args.join_separator());
+    for repeated in &args.repeated {
+        let usage = |m: String| CliError::Usage(format!("--repeated {repeated}: {m}"));
+        config = match repeated.split_once('=') {
+            None => config.repeated(repeated.parse().map_err(usage)?),
+            Some((column, _)) if !columns.iter().any(|c| c == column) => {
+                return Err(usage(format!("{column:?} is not a column")))
+            }
+            Some((column, policy)) => config.repeated_for(column, policy.parse().map_err(usage)?),
+        };
+    }
     for map in &args.maps {
         let Some((field, column)) = map.split_once('=') else {
             return Err(CliError::Usage(format!(
@@ -195,6 +211,23 @@ fn xml_config(args: &ImportArgs, columns: &[String]) -> Result<XmlConfig, CliErr
         }
         config = config.rename(field, column);
     }
+    for field in &args.fields {
+        let usage = |m: &str| CliError::Usage(format!("--field {field}: {m}"));
+        let Some((column, path)) = field.split_once('=') else {
+            return Err(usage("expected COLUMN=PATH"));
+        };
+        if args
+            .maps
+            .iter()
+            .any(|m| m.split_once('=').is_some_and(|(_, c)| c == column))
+        {
+            return Err(usage(&format!(
+                "column {column:?} is also the target of a --map"
+            )));
+        }
+        config = config.field(column, path);
+    }
+    config.validate().map_err(CliError::Usage)?;
     Ok(config)
 }
 
@@ -380,7 +413,11 @@ fn report(
         shards: summary.shards,
         regions: split.regions.len(),
         rows_read: summary.rows_read,
-        rows_written: summary.rows_written,
+        rows_written: if args.dry_run {
+            0
+        } else {
+            summary.rows_written
+        },
         rows_skipped: summary.rows_skipped,
         rows_rejected: rejected,
         rewinds: summary.rewinds,
@@ -392,6 +429,7 @@ fn report(
         server_rows_per_commit: server.rows_per_commit(),
         server_rows_per_statement: server.rows_per_statement(),
         dry_run: args.dry_run,
+        unfilled_columns: Vec::new(),
     }
 }
 

@@ -1,5 +1,6 @@
 //! What to read: the record element, the output columns, and the limits.
 
+use crate::path::Path;
 use crate::qname::NameTest;
 
 /// Slack over [`Limits::max_value_bytes`] for the markup around a value
@@ -95,6 +96,8 @@ pub struct XmlConfig {
     /// `(column, policy)` overriding `repeated` for one column.
     repeated_columns: Vec<(String, Repeated)>,
     join_with: String,
+    /// `(column, path)` from [`XmlConfig::field`].
+    paths: Vec<(String, String)>,
     limits: Limits,
 }
 
@@ -123,6 +126,7 @@ impl XmlConfig {
             repeated: Repeated::Error,
             repeated_columns: Vec::new(),
             join_with: "\n".into(),
+            paths: Vec::new(),
             limits: Limits::default(),
         }
     }
@@ -133,6 +137,17 @@ impl XmlConfig {
         let field = field.into();
         self.renames.retain(|(f, _)| *f != field);
         self.renames.push((field, column.into()));
+        self
+    }
+
+    /// Fills `column` with what the field path `path` selects (see the
+    /// grammar in `docs/xml-mapping.md`): `child`, `@attr`, `child/@attr`,
+    /// `a/b/c`, `../@attr`, predicates `[@attr='v']` and `[not(@attr)]`,
+    /// `text()`. The column then takes nothing by its own name.
+    pub fn field(mut self, column: impl Into<String>, path: impl Into<String>) -> Self {
+        let column = column.into();
+        self.paths.retain(|(c, _)| *c != column);
+        self.paths.push((column, path.into()));
         self
     }
 
@@ -266,8 +281,13 @@ impl XmlConfig {
         self.columns.iter().any(|c| c == column).then_some(column)
     }
 
-    /// Checks that the configuration can work; returns what is wrong.
-    pub(crate) fn validate(&self) -> Result<(), String> {
+    /// Checks that the configuration can work (names, paths, columns);
+    /// returns what is wrong. Opening a source does the same check.
+    ///
+    /// # Errors
+    ///
+    /// What is wrong, in one line.
+    pub fn validate(&self) -> Result<(), String> {
         if self.row_tag.is_empty() {
             return Err("the record element name is empty".into());
         }
@@ -282,6 +302,17 @@ impl XmlConfig {
         NameTest::parse(&self.row_tag).map_err(|m| format!("the record element {m}"))?;
         for (field, _) in &self.renames {
             NameTest::parse(field).map_err(|m| format!("field {m}"))?;
+        }
+        for (column, path) in &self.paths {
+            if !self.columns.contains(column) {
+                return Err(format!("field path for `{column}`, which is not a column"));
+            }
+            if self.renames.iter().any(|(_, c)| c == column) {
+                return Err(format!(
+                    "column `{column}` is given both a field name (--map) and a path (--field)"
+                ));
+            }
+            Path::parse(path).map_err(|e| format!("field path {path:?} for `{column}`: {e}"))?;
         }
         if let Some((column, _)) = self
             .repeated_columns
@@ -308,10 +339,12 @@ impl XmlConfig {
             // names a field of that local name (`id`, `a:id`, `{uri}id`),
             // which then decides where such fields go.
             let local = |field: &str| NameTest::parse(field).map(|t| t.local);
-            if !self
-                .renames
-                .iter()
-                .any(|(f, _)| f == column || local(f).is_ok_and(|l| l == *column))
+            let has_path = self.paths.iter().any(|(c, _)| c == column);
+            if !has_path
+                && !self
+                    .renames
+                    .iter()
+                    .any(|(f, _)| f == column || local(f).is_ok_and(|l| l == *column))
             {
                 pairs.push((column.clone(), index));
             }
@@ -330,6 +363,17 @@ impl XmlConfig {
         self.field_pairs()
             .into_iter()
             .filter_map(|(name, index)| Some((NameTest::parse(&name).ok()?, index)))
+            .collect()
+    }
+
+    /// The field paths with their column indexes (checked by `validate`).
+    pub(crate) fn field_paths(&self) -> Vec<(Path, usize)> {
+        self.paths
+            .iter()
+            .filter_map(|(column, path)| {
+                let index = self.columns.iter().position(|c| c == column)?;
+                Some((Path::parse(path).ok()?, index))
+            })
             .collect()
     }
 

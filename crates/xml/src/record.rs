@@ -15,6 +15,7 @@ use crate::fields::FieldMap;
 use crate::names::split_qname;
 use crate::qname::NameTest;
 use crate::shape::Shape;
+use crate::stream::{Hit, PathEval};
 use crate::tag::Tag;
 use crate::text::{self, DeclaredEntities, RefError};
 use crate::usage::ColumnUsage;
@@ -57,6 +58,11 @@ pub(crate) struct RecordReader {
     usage: ColumnUsage,
     /// The document's element names, until the first record matches.
     shape: Shape,
+    /// The `--field` paths.
+    paths: PathEval,
+    /// `(depth, column)`: the text of the element open at `depth` goes to
+    /// `column` (selected by a path).
+    text_targets: Vec<(usize, usize)>,
     strict: bool,
     keep_line_ends: bool,
     limits: Limits,
@@ -80,6 +86,8 @@ impl RecordReader {
             serial: 0,
             usage,
             shape: Shape::default(),
+            paths: PathEval::new(config.field_paths(), config.limits().max_attributes),
+            text_targets: Vec::new(),
             strict: config.is_strict(),
             keep_line_ends: config.keeps_line_ends(),
             limits: config.limits(),
@@ -132,10 +140,23 @@ impl RecordReader {
             self.target = Target::Nowhere;
             self.serial += 1;
             self.record_attributes(element, row, document)?;
+            if !self.paths.is_empty() {
+                let mut hits = Vec::new();
+                self.paths
+                    .record(element, depth, &document.namespaces, |hit| {
+                        hits.push(hit);
+                        Ok(())
+                    })?;
+                self.apply(hits, row, declared)?;
+            }
             return Ok(Opened::Record);
         }
+        let mut taken = false;
+        if !self.paths.is_empty() {
+            taken = self.path_element(element, depth, row, document)?;
+        }
         if self.record_depth != 0 && depth == self.record_depth + 1 {
-            self.target = self.field_start(element, row, document)?;
+            self.target = self.field_start(element, row, document, taken)?;
         } else if element.has_attributes() {
             self.check_attributes(element, declared)?;
         }
@@ -143,6 +164,67 @@ impl RecordReader {
             self.shape.note(name, depth);
         }
         Ok(Opened::Other)
+    }
+
+    /// Path steps for an element inside a record (or, outside records, the
+    /// attributes ancestor paths need); returns whether a path took it.
+    fn path_element(
+        &mut self,
+        element: &Tag<'_>,
+        depth: usize,
+        row: &mut Row,
+        document: &Document,
+    ) -> Result<bool, Located> {
+        let (scope, declared) = (&document.namespaces, &document.declared);
+        if self.record_depth == 0 {
+            self.paths.outside(element, depth, scope, declared)?;
+            return Ok(false);
+        }
+        let mut hits = Vec::new();
+        let taken = self.paths.element(element, depth, scope, declared, |hit| {
+            hits.push(hit);
+            Ok(())
+        })?;
+        self.apply(hits, row, declared)?;
+        Ok(taken)
+    }
+
+    /// Stores what the paths selected.
+    fn apply(
+        &mut self,
+        hits: Vec<Hit<'_>>,
+        row: &mut Row,
+        declared: &DeclaredEntities,
+    ) -> Result<(), Located> {
+        let max_value = self.limits.max_value_bytes;
+        for hit in hits {
+            let (column, name, at) = match &hit {
+                Hit::Raw {
+                    column, name, at, ..
+                } => (*column, *name, *at),
+                Hit::Expanded(column, _) => (*column, "../@", 0),
+                Hit::Text { column, name, .. } => (*column, *name, 0),
+            };
+            let claim = self.claim(column, name, at, row)?;
+            let value = match claim {
+                Claim::Skip => continue,
+                Claim::Fresh => row.value_mut(column),
+                Claim::Append => {
+                    let value = row.append_mut(column);
+                    value.push_str(&self.join_with);
+                    value
+                }
+            };
+            match hit {
+                Hit::Raw { raw, at, .. } => push_value(raw, at, declared, value)?,
+                Hit::Expanded(_, expanded) => value.push_str(&expanded),
+                Hit::Text { depth, .. } => self.text_targets.push((depth, column)),
+            }
+            if row.get(column).map_or(0, str::len) > max_value {
+                return Err(too_large(max_value).into());
+            }
+        }
+        Ok(())
     }
 
     /// Whether `element` is a record element.
@@ -191,6 +273,12 @@ impl RecordReader {
     /// The element at `depth` closed; returns whether that ends the record.
     #[inline]
     pub(crate) fn close(&mut self, depth: usize) -> bool {
+        if !self.paths.is_empty() {
+            self.paths.close(depth);
+            while self.text_targets.last().is_some_and(|(d, _)| *d >= depth) {
+                self.text_targets.pop();
+            }
+        }
         if depth == self.record_depth + 1 {
             self.target = Target::Nowhere;
         }
@@ -212,9 +300,21 @@ impl RecordReader {
 
     /// Text or CDATA content at `depth`.
     pub(crate) fn text(&mut self, content: &str, depth: usize, row: &mut Row) -> Result<(), Fault> {
-        let Some(column) = self.column_at(depth) else {
-            return Ok(());
-        };
+        if let Some(column) = self.column_at(depth) {
+            self.append_text(column, content, row)?;
+        }
+        for i in 0..self.text_targets.len() {
+            let (at_depth, column) = self.text_targets[i];
+            if at_depth == depth {
+                self.append_text(column, content, row)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends text content to `column`, normalizing line ends.
+    #[inline]
+    fn append_text(&mut self, column: usize, content: &str, row: &mut Row) -> Result<(), Fault> {
         let value = row.append_mut(column);
         if value.len() + content.len() > self.limits.max_value_bytes {
             return Err(too_large(self.limits.max_value_bytes));
@@ -260,6 +360,10 @@ impl RecordReader {
         row: &mut Row,
         declared: &DeclaredEntities,
     ) -> Result<(), Fault> {
+        let max_value = self.limits.max_value_bytes;
+        if !self.text_targets.is_empty() {
+            return self.reference_to_paths(name, depth, row, declared);
+        }
         let out = match self.column_at(depth) {
             Some(column) => row.append_mut(column),
             None => {
@@ -268,10 +372,41 @@ impl RecordReader {
             }
         };
         text::push_reference(name, declared, out).map_err(|e| Fault::entity(name, e))?;
-        if out.len() > self.limits.max_value_bytes {
-            return Err(too_large(self.limits.max_value_bytes));
+        if out.len() > max_value {
+            return Err(too_large(max_value));
         }
         Ok(())
+    }
+
+    /// [`RecordReader::reference`] when paths select text too.
+    fn reference_to_paths(
+        &mut self,
+        name: &str,
+        depth: usize,
+        row: &mut Row,
+        declared: &DeclaredEntities,
+    ) -> Result<(), Fault> {
+        let mut expanded = std::mem::take(&mut self.scratch);
+        expanded.clear();
+        let result = text::push_reference(name, declared, &mut expanded)
+            .map_err(|e| Fault::entity(name, e))
+            .and_then(|()| {
+                let targets = self
+                    .text_targets
+                    .iter()
+                    .filter(|(d, _)| *d == depth)
+                    .map(|(_, c)| *c);
+                for column in self.column_at(depth).into_iter().chain(targets) {
+                    let value = row.append_mut(column);
+                    value.push_str(&expanded);
+                    if value.len() > self.limits.max_value_bytes {
+                        return Err(too_large(self.limits.max_value_bytes));
+                    }
+                }
+                Ok(())
+            });
+        self.scratch = expanded;
+        result
     }
 
     /// Loads the record element's own attributes as fields.
@@ -307,7 +442,11 @@ impl RecordReader {
                     }
                     Ok(())
                 }
-                None if self.strict => Err(Fault::UnknownField(key.to_owned()).into()),
+                None if self.strict
+                    && !self.paths.takes_record_attribute(key, &document.namespaces) =>
+                {
+                    Err(Fault::UnknownField(key.to_owned()).into())
+                }
                 None => check_value(attribute.value, at, declared, &mut self.scratch),
             }
         })
@@ -320,6 +459,7 @@ impl RecordReader {
         element: &Tag<'_>,
         row: &mut Row,
         document: &Document,
+        taken: bool,
     ) -> Result<Target, Located> {
         let element_name = element.name();
         let declared = &document.declared;
@@ -351,7 +491,7 @@ impl RecordReader {
         };
         let name = field_name.as_deref().unwrap_or(element_name);
         let Some(column) = column else {
-            if self.strict {
+            if self.strict && !taken {
                 return Err(Fault::UnknownField(name.to_owned()).into());
             }
             return Ok(Target::Nowhere);
@@ -435,7 +575,7 @@ fn check_value(
         .map_err(|(offset, error)| ref_fault(raw, offset, at, error))
 }
 
-fn ref_fault(raw: &str, offset: usize, at: usize, error: RefError) -> Located {
+pub(crate) fn ref_fault(raw: &str, offset: usize, at: usize, error: RefError) -> Located {
     let after = &raw[offset + 1..];
     let name = after.find(';').map_or(after, |end| &after[..end]);
     let fault = match error {

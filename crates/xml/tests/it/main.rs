@@ -9,4 +9,5 @@ mod fuzz_smoke;
 mod inputs;
 mod limits;
 mod mapping;
+mod paths;
 mod regions;
