@@ -1,12 +1,12 @@
 //! The whole import in a few dozen lines of library use: generate a
 //! catalogue, stream it in two regions through two rings into
-//! MySQL/MariaDB, report.
+//! MySQL/MariaDB, resumably, and report.
 //!
 //! Run: `cargo run --release --example import_products -- [URL] [ROWS]`
 //! (URL defaults to `$RINGPIPE_MYSQL_URL`, then the local test server).
 
-use ringpipe_mysql::{execute, prepare, Mode, SinkConfig};
-use ringpipe_ring::pipeline::{Pipeline, Regions};
+use ringpipe_mysql::{execute, Mode, MysqlTarget, SinkConfig};
+use ringpipe_pipeline::{fingerprint, Import};
 use ringpipe_xml::gen::{product_table_ddl, Catalogue, PRODUCT_COLUMNS};
 use ringpipe_xml::XmlSource;
 
@@ -27,18 +27,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The target table, created if missing and emptied by Mode::Truncate.
     let table = "example_products";
     execute(&url, &product_table_ddl(table))?;
-    let sink = SinkConfig::new(url, table, &PRODUCT_COLUMNS).mode(Mode::Truncate);
-    let target = prepare(&sink)?;
+    let config = SinkConfig::new(url, table, &PRODUCT_COLUMNS).mode(Mode::Truncate);
 
-    // The file in two regions, each parsed on its own thread: source → ring
-    // → its own sink, which commits once per batch.
-    let sources = XmlSource::open_regions(&file, catalogue.config(), 2)?;
-    let pipelines = sources
-        .into_iter()
-        .map(|source| Pipeline::new(source).batch_rows(5_000))
-        .collect();
-    let summary = Regions::new(pipelines).run(|shard| target.connect_sink(shard))?;
+    // The file in two regions, each parsed on its own thread into its own
+    // ring and sink, which commits once per batch with its checkpoint: run
+    // it again with `.resume(true)` after a crash and it continues exactly.
+    let regions = XmlSource::open_regions(&file, catalogue.config(), 2)?;
+    let summary = Import::new(MysqlTarget::new(config))
+        .shards(2)
+        .batch_rows(5_000)
+        .checkpoints(fingerprint(&file)?, "example catalogue")
+        .run(regions)?;
 
+    println!("created (if missing) and filled table `{table}`:");
     println!(
         "{} rows read, {} written in {} commits, {:.2} s ({:.0} rows/s)",
         summary.rows_read,

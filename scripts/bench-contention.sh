@@ -10,7 +10,7 @@
 # one-parser shards'). The last two contenders take the parsing out of it:
 # two LOAD DATA of the ready TSV's halves at once, into one table and into
 # two, show what two connections can get from this server at all. So do the
-# two driverless bulk streams (`examples/bulk_wire_probe.rs`): the same
+# two driverless bulk streams (`tools/src/bin/bulk_wire_probe.rs`): the same
 # halves sent as bulk-insert packets built straight from the TSV, waiting for
 # each reply (as the `mysql` crate does) or one statement ahead of it.
 # Rounds are interleaved, each starting with a different contender; each run
@@ -39,13 +39,13 @@ url="$(scripts/dev-db.sh | tail -n 1)"
 parse_mysql_url "$url"
 
 log "building (release)"
-cargo build --release --locked --quiet --bin ringpipe --example xml_to_tsv --example bulk_wire_probe
+cargo build --release --locked -p ringpipe -p ringpipe-tools
 bin="target/release/ringpipe"
 for n in "$rows" "$half"; do
     [[ -s "$work/products-$n.xml" ]] || "$bin" gen --rows "$n" --out "$work/products-$n.xml"
 done
 [[ -s "$work/products-$rows.tsv" ]] ||
-    target/release/examples/xml_to_tsv "$work/products-$rows.xml" product "$columns" "$work/products-$rows.tsv"
+    target/release/xml_to_tsv "$work/products-$rows.xml" product "$columns" "$work/products-$rows.tsv"
 
 # The same records cut into two documents, as halves and as alternate runs of
 # 5,000. The generator starts every record on a line of its own.
@@ -131,7 +131,7 @@ for round in $(seq 1 "$rounds"); do
                 wait $! ;;
             "2 driverless bulk streams of the TSV halves: "*)
                 [[ "$contender" == *ahead ]] && ahead=1 || ahead=0
-                target/release/examples/bulk_wire_probe "$url" bc_one "$columns" "$ahead" \
+                target/release/bulk_wire_probe "$url" bc_one "$columns" "$ahead" \
                     "$work/products-$rows-half1.tsv" "$work/products-$rows-half2.tsv" ;;
             "bulk ×1") import "$work/products-$rows.xml" bc_one 1 ;;
             "bulk ×2 from one parser") import "$work/products-$rows.xml" bc_one 2 --regions 1 ;;

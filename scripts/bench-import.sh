@@ -38,9 +38,9 @@ url="$(scripts/dev-db.sh | tail -n 1)"
 parse_mysql_url "$url"
 
 log "building (release)"
-cargo build --release --locked --quiet --bin ringpipe --example xml_to_tsv
+cargo build --release --locked -p ringpipe -p ringpipe-tools
 bin="target/release/ringpipe"
-to_tsv="target/release/examples/xml_to_tsv"
+to_tsv="target/release/xml_to_tsv"
 
 xml="$work/products-$rows.xml"
 [[ -s "$xml" ]] || { log "generating $rows products"; "$bin" gen --rows "$rows" --out "$xml"; }

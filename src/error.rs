@@ -1,7 +1,7 @@
 //! Errors the binary reports, each one line, each with its exit code.
 
 use ringpipe_mysql::MysqlError;
-use ringpipe_ring::pipeline::{PipelineError, PipelineFailure};
+use ringpipe_pipeline::{ImportError, ImportFailure, RunSummary};
 use ringpipe_xml::XmlError;
 
 /// Why `ringpipe` failed. Exit codes: 2 usage, 3 input, 4 database, 1 other.
@@ -16,17 +16,40 @@ pub enum CliError {
     /// The server cannot be reached or refuses the set-up.
     #[error("{0}")]
     Database(#[from] MysqlError),
-    /// The import ran and stopped with an error. The rows committed are
-    /// those before the fault and, when the file was read in regions, some
-    /// of the later regions' rows too; the checkpoint records both.
-    #[error("{error} ({written} rows committed)", error = .0.error, written = .0.summary.rows_written)]
-    Import(Box<PipelineFailure>),
-    /// A dry run stopped with an error; nothing was written.
-    #[error("{error} (dry run: nothing committed; {read} records read)", error = .0.error, read = .0.summary.rows_read)]
-    DryRun(Box<PipelineFailure>),
+    /// The import ran (or tried to) and stopped with an error. The rows
+    /// committed are those before the fault and, when the file was read in
+    /// regions, some of the later regions' rows too; the checkpoints record
+    /// both.
+    #[error("{0}")]
+    Import(Box<ImportFailed>),
     /// Writing the output failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+}
+
+/// A failed import, in the user's terms.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}{}", self.done())]
+pub struct ImportFailed {
+    /// What went wrong.
+    message: String,
+    /// The exit code it deserves.
+    exit: u8,
+    /// What was done before it.
+    summary: RunSummary,
+    /// Whether nothing was meant to be written.
+    dry_run: bool,
+}
+
+impl ImportFailed {
+    /// What the run had done, for the end of the line.
+    fn done(&self) -> String {
+        match (self.dry_run, self.summary.rows_read) {
+            (_, 0) => String::new(),
+            (true, read) => format!(" (dry run: {read} records read before it)"),
+            (false, _) => format!(" ({} rows committed)", self.summary.rows_written),
+        }
+    }
 }
 
 impl CliError {
@@ -36,27 +59,36 @@ impl CliError {
             CliError::Usage(_) => 2,
             CliError::Input(_) => 3,
             CliError::Database(_) => 4,
-            CliError::Import(failure) | CliError::DryRun(failure) => match failure.error {
-                PipelineError::Source(_) => 3,
-                PipelineError::Sink(_)
-                | PipelineError::SinkSetup { .. }
-                | PipelineError::SinkClose(_) => 4,
-                _ => 1,
-            },
+            CliError::Import(failed) => failed.exit,
             CliError::Io(_) => 1,
         }
     }
-}
 
-impl CliError {
-    /// The error of a dry run that stopped.
-    pub fn dry_run(failure: PipelineFailure) -> Self {
-        CliError::DryRun(Box::new(failure))
-    }
-}
-
-impl From<PipelineFailure> for CliError {
-    fn from(failure: PipelineFailure) -> Self {
-        CliError::Import(Box::new(failure))
+    /// A failed import, whatever its sink's error type.
+    pub fn import<KE: std::fmt::Display>(
+        failure: &ImportFailure<XmlError, KE>,
+        dry_run: bool,
+    ) -> Self {
+        let exit = match &failure.error {
+            ImportError::Settings(_) | ImportError::Resume(_) => 2,
+            ImportError::Source(_) => 3,
+            ImportError::Target(_)
+            | ImportError::SinkSetup { .. }
+            | ImportError::Sink { .. }
+            | ImportError::SinkClose { .. } => 4,
+            _ => 1,
+        };
+        let message = match &failure.error {
+            ImportError::Resume(why) => {
+                format!("cannot resume: {why}; rerun without --resume to start over")
+            }
+            other => other.to_string(),
+        };
+        CliError::Import(Box::new(ImportFailed {
+            message,
+            exit,
+            summary: failure.summary,
+            dry_run,
+        }))
     }
 }

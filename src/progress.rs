@@ -3,7 +3,7 @@
 use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use ringpipe_ring::pipeline::Progress;
+use ringpipe_pipeline::Progress;
 
 /// Shows rows, MB read, rows/s and an ETA from the file size.
 pub struct ProgressLine {

@@ -30,8 +30,7 @@ use std::time::{Duration, Instant};
 use common::{checksum, conn, count, fresh_table, ringpipe, stderr, stdout, url};
 use mysql::prelude::Queryable;
 use ringpipe_mysql::{prepare, Mode, SinkConfig, WritePath};
-use ringpipe_ring::pipeline::{Pipeline, PipelineError};
-use ringpipe_ring::RewindStrategy;
+use ringpipe_pipeline::{Import, ImportError};
 use ringpipe_xml::gen::{write_catalogue, Catalogue, PRODUCT_COLUMNS};
 use ringpipe_xml::XmlSource;
 
@@ -258,30 +257,22 @@ fn of_shard(ids: &BTreeSet<u64>, shard: u64) -> Vec<u64> {
     ids.iter().copied().filter(|&r| owner(r) == shard).collect()
 }
 
-/// The exact rows a run that failed in batch `first_sequence..` on the
-/// shard of record `bad` may leave: that shard committed every one of its
-/// records before the batch and none from it on; the other shards each
-/// committed a prefix of their records. `skip` are positions holding bad
-/// records (never stored under their position's id). Returns the ids.
+/// The exact rows a run that failed on the bad record `bad` may leave: its
+/// shard committed a prefix of its records that ends before `bad`, the
+/// other shards each committed a prefix of theirs, and every stored row
+/// equals the reference. `skip` are positions holding bad records (never
+/// stored under their position's id). Returns the ids, and the record
+/// after the last one `bad`'s shard committed (where its failed batch
+/// began).
 fn assert_committed_exactly(
     table: &str,
     reference: &str,
     bad: u64,
-    first_sequence: u64,
     skip: &BTreeSet<u64>,
-) -> BTreeSet<u64> {
+) -> (BTreeSet<u64>, u64) {
     let stored = ids(table);
-    let bad_shard = owner(bad);
-    assert!(
-        first_sequence < bad,
-        "the failed batch starts at sequence {first_sequence}, after record {bad}"
-    );
-    assert_eq!(
-        of_shard(&stored, bad_shard),
-        shard_records(bad_shard, first_sequence + 1, skip),
-        "{table}: shard {bad_shard} must hold exactly its records before the failed batch"
-    );
-    for shard in (0..SHARDS).filter(|&s| s != bad_shard) {
+    let mut failed_batch_start = 0;
+    for shard in 0..SHARDS {
         let held = of_shard(&stored, shard);
         let end = held.last().map_or(1, |last| last + 1);
         assert_eq!(
@@ -289,6 +280,13 @@ fn assert_committed_exactly(
             shard_records(shard, end, skip),
             "{table}: shard {shard} must hold a prefix of its records"
         );
+        if shard == owner(bad) {
+            assert!(
+                end <= bad,
+                "{table}: shard {shard} committed past record {bad}"
+            );
+            failed_batch_start = end;
+        }
     }
     let expect = expected_rows(
         reference,
@@ -296,16 +294,7 @@ fn assert_committed_exactly(
         &format!("id IN (SELECT id FROM `{table}`)"),
     );
     assert_same_rows(table, &expect);
-    stored
-}
-
-/// `A` of "failed on batch A..=B" in a pipeline failure message.
-fn failed_batch_start(message: &str) -> u64 {
-    let at = message
-        .find("failed on batch ")
-        .unwrap_or_else(|| panic!("no failed batch in: {message}"));
-    let rest = &message[at + "failed on batch ".len()..];
-    rest[..rest.find("..").unwrap()].parse().unwrap()
+    (stored, failed_batch_start)
 }
 
 /// `N` of "(N rows committed)" in the binary's failure line.
@@ -683,8 +672,7 @@ fn stops_at_bad_value(name: &str, at: u64, bad: Bad, paths: &[&str]) {
             "{path}: want {record:?} in: {message}"
         );
         assert!(message.contains(bad.reason()), "{path}: {message}");
-        let first = failed_batch_start(&message);
-        let stored = assert_committed_exactly(&table, &reference, at, first, &skip);
+        let (stored, _) = assert_committed_exactly(&table, &reference, at, &skip);
         assert_eq!(
             committed_before(&message),
             stored.len() as u64,
@@ -857,11 +845,10 @@ fn bad_values_beyond_max_bad_stop_after_earlier_batches() {
     let record = format!("more than 3 bad records; record {fourth} (line {line}, column {column})");
     assert!(message.contains(&record), "want {record:?} in: {message}");
     assert!(message.contains(kind.reason()), "{message}");
-    let first = failed_batch_start(&message);
     let skip: BTreeSet<u64> = ALL_BAD.iter().map(|(r, _)| *r).collect();
-    assert_committed_exactly(table, &reference, fourth, first, &skip);
+    let (_, first) = assert_committed_exactly(table, &reference, fourth, &skip);
     let diverted: Vec<u64> = rejects(&reject_file).iter().map(|l| l.0).collect();
-    let before: Vec<u64> = skip.iter().copied().filter(|&r| r <= first).collect();
+    let before: Vec<u64> = skip.iter().copied().filter(|&r| r < first).collect();
     assert_eq!(
         diverted, before,
         "rejects are those of the committed batches"
@@ -1000,11 +987,6 @@ fn killed_connections_are_replayed_ignore_load_data() {
 // ---------------------------------------------------------------------------
 // 4. Lock contention (library level: the sink sessions' lock wait timeout)
 
-/// Rewinds for the lock tests: 10 ms doubling to 500 ms, never giving up.
-fn short_backoff() -> RewindStrategy {
-    RewindStrategy::backoff(Duration::from_millis(10), Duration::from_millis(500), None)
-}
-
 #[test]
 fn lock_contention_is_waited_out_by_rewinds() {
     const ROWS: u64 = 4_000;
@@ -1039,11 +1021,11 @@ fn lock_contention_is_waited_out_by_rewinds() {
         .init_command("SET SESSION innodb_lock_wait_timeout = 1");
     let target = prepare(&config).unwrap();
     let source = XmlSource::open(&seed2, Catalogue::new(ROWS).config()).unwrap();
-    let summary = Pipeline::new(source)
+    let summary = Import::new(|shard| target.connect_sink(shard))
         .shards(2)
         .batch_rows(200)
-        .rewind_strategy(short_backoff())
-        .run(|shard| target.connect_sink(shard))
+        .shard_block(1)
+        .run(vec![source])
         .unwrap();
     release.join().unwrap();
     eprintln!("lock contention: {summary:?}");
@@ -1092,11 +1074,10 @@ fn deadlock_victim_batch_is_rolled_back_and_replayed() {
     let target = prepare(&SinkConfig::new(url(), table, &PRODUCT_COLUMNS)).unwrap();
     let source = XmlSource::open(&file, Catalogue::new(ROWS).config()).unwrap();
     let import = thread::spawn(move || {
-        Pipeline::new(source)
+        Import::new(|shard| target.connect_sink(shard))
             .shards(1)
             .batch_rows(2_000)
-            .rewind_strategy(short_backoff())
-            .run(|shard| target.connect_sink(shard))
+            .run(vec![source])
     });
 
     // The sink waits for 1500 with the ids before it written in its current
@@ -1192,23 +1173,24 @@ fn record_larger_than_a_statement_stops_after_earlier_batches() {
             .max_statement_bytes(4096);
         let target = prepare(&config).unwrap();
         let source = XmlSource::open(&input.path, Catalogue::new(ROWS).config()).unwrap();
-        let failure = Pipeline::new(source)
+        let failure = Import::new(|shard| target.connect_sink(shard))
             .shards(SHARDS as usize)
             .batch_rows(200)
-            .run(|shard| target.connect_sink(shard))
+            .shard_block(SHARD_BLOCK)
+            .run(vec![source])
             .unwrap_err();
         let message = failure.to_string();
-        let PipelineError::Sink(batch) = &failure.error else {
-            panic!("{path:?}: not a sink failure: {message}");
-        };
+        assert!(
+            matches!(failure.error, ImportError::Sink { .. }),
+            "{path:?}: not a sink failure: {message}"
+        );
         let record = format!("record {BIG} (line {line}, column {column}) needs");
         assert!(
             message.contains(&record),
             "{path:?}: want {record:?} in: {message}"
         );
         assert!(message.contains("the limit is 4096"), "{path:?}: {message}");
-        let stored =
-            assert_committed_exactly(&table, &reference, BIG, batch.first_sequence as u64, &skip);
+        let (stored, _) = assert_committed_exactly(&table, &reference, BIG, &skip);
         eprintln!("{table}: {} rows kept exactly: {message}", stored.len());
         assert_eq!(
             failure.summary.rows_written,

@@ -16,7 +16,7 @@ use common::{
 fn spawn_import(file: &Path, table: &str, extra: &[&str]) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_ringpipe"))
         .args(import_args(file, table, &[]))
-        .args(["--shards", "3", "--batch-rows", "300"])
+        .args(["--batch-rows", "300"])
         .args(extra)
         .env_remove("RINGPIPE_MYSQL_URL")
         .stdout(Stdio::null())
@@ -52,12 +52,20 @@ fn checkpoint_rows(table: &str) -> u64 {
 #[test]
 fn kill_9_five_times_then_resume_equals_a_clean_import() {
     // The default: the file parsed in three regions, one per shard.
-    kill_9_five_times_then_resume("res_kill", &[]);
+    kill_9_five_times_then_resume("res_kill", &["--shards", "3"]);
 }
 
 #[test]
 fn kill_9_five_times_then_resume_one_region_in_shard_blocks() {
-    kill_9_five_times_then_resume("res_kill_blocks", &["--regions", "1"]);
+    kill_9_five_times_then_resume("res_kill_blocks", &["--shards", "3", "--regions", "1"]);
+}
+
+#[test]
+fn kill_9_five_times_then_resume_two_regions_of_two_round_robin_shards() {
+    // Each region feeds two shards record by record: the layout whose
+    // resume once re-sent committed records.
+    let flags = ["--shards", "4", "--regions", "2", "--shard-block", "1"];
+    kill_9_five_times_then_resume("res_kill_rr", &flags);
 }
 
 /// Five `kill -9`s at growing row counts, each followed by `--resume`,
@@ -91,7 +99,7 @@ fn kill_9_five_times_then_resume(table: &str, flags: &[&str]) {
         "only {kills} of 5 kills landed mid-import: the test proved little"
     );
 
-    let finish_flags = ["--shards", "3", "--batch-rows", "300", "--resume", "--json"];
+    let finish_flags = ["--batch-rows", "300", "--resume", "--json"];
     let extra: Vec<&str> = flags.iter().chain(&finish_flags).copied().collect();
     let finish = import(&file, table, &extra);
     assert!(finish.status.success(), "{}", stderr(&finish));
@@ -123,7 +131,7 @@ fn resume_refuses_another_shard_count_region_count_or_input() {
     .status
     .success());
     fresh_table("res_refuse");
-    let mut child = spawn_import(&file, "res_refuse", &[]);
+    let mut child = spawn_import(&file, "res_refuse", &["--shards", "3"]);
     assert!(
         kill_after(&mut child, "res_refuse", 1_000),
         "the import ended before the kill"

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use mysql::prelude::Queryable;
 use ringpipe_mysql::{execute, prepare, SinkConfig};
-use ringpipe_ring::pipeline::Pipeline;
+use ringpipe_pipeline::Import;
 use ringpipe_xml::gen::{product_table_ddl, Catalogue, PRODUCT_COLUMNS};
 use ringpipe_xml::{XmlConfig, XmlSource};
 
@@ -92,10 +92,10 @@ fn fresh(table: &str) {
 fn import(path: &Path, row_tag: &str, table: &str) -> u64 {
     let source = XmlSource::open(path, XmlConfig::new(row_tag, PRODUCT_COLUMNS)).unwrap();
     let target = prepare(&SinkConfig::new(url(), table, &PRODUCT_COLUMNS)).unwrap();
-    let summary = Pipeline::new(source)
+    let summary = Import::new(|s| target.connect_sink(s))
         .shards(2)
         .batch_rows(100)
-        .run(|s| target.connect_sink(s))
+        .run(vec![source])
         .unwrap();
     summary.rows_written
 }

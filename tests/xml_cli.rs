@@ -70,7 +70,7 @@ fn a_strict_dry_run_that_stops_reports_nothing_committed() {
     let message = stderr(&output);
     assert!(message.contains("unknown field `x`"), "{message}");
     assert!(
-        message.contains("(dry run: nothing committed; 1 records read)"),
+        message.contains("(dry run: 1 records read before it)"),
         "{message}"
     );
     assert!(!message.contains("rows committed"), "{message}");

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringpipe_ring::pipeline::{Row, Source};
+use ringpipe_pipeline::{Row, Source};
 use ringpipe_xml::{XmlConfig, XmlSource};
 
 fuzz_target!(|data: &[u8]| {

@@ -1,15 +1,16 @@
-//! `ringpipe import`: validated settings → XML source → pipeline → MySQL sinks.
+//! `ringpipe import`: arguments → XML source regions → [`Import`] into a
+//! MySQL target → report. The import itself (shards, checkpoints, resume,
+//! retries) is the pipeline crate's.
 
 use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
 use ringpipe_mysql::{
-    clear_checkpoint, prepare, resume_point, table_columns, BulkClient, ImportIdentity, Mode,
-    MysqlError, ServerStats, SinkConfig, WritePath,
+    table_columns, BulkClient, Mode, MysqlTarget, ServerStats, SinkConfig, WritePath,
 };
-use ringpipe_ring::pipeline::{Pipeline, Regions, Row, RunSummary, Sink, SinkError, Source};
-use ringpipe_ring::{RewindDecision, RewindStrategy, WaitStrategy};
+use ringpipe_pipeline::{fingerprint, Discard, Import, RunSummary, Source, Target};
+use ringpipe_ring::WaitStrategy;
 use ringpipe_xml::{XmlConfig, XmlSource};
 
 use crate::cli::{BulkClientArg, ImportArgs, ModeArg, WaitArg, WritePathArg};
@@ -28,58 +29,34 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         false => args.columns.clone(),
     };
     let xml = xml_config(&args, &columns)?;
-    let sources = XmlSource::open_regions(&args.file, xml, regions(&args))?;
-    if sources.len() < regions(&args) {
+    let regions = XmlSource::open_regions(&args.file, xml, regions(&args))?;
+    if regions.len() < self::regions(&args) {
         log::info!(
             "{}: gzip, stdin or not UTF-8: read as one region",
             args.file.display()
         );
     }
-    let usage = sources[0].column_usage();
-    let split = Split::new(sources.len(), args.shards);
-    let progress = ProgressLine::new(sources[0].progress().bytes_total);
-    let pipelines = sources
-        .into_iter()
-        .zip(&split.regions)
-        .map(|(source, region)| {
-            Pipeline::new(source)
-                .shards(region.shards)
-                .batch_rows(args.batch_rows)
-                .shard_block(shard_block(&args))
-                .wait_strategy(wait_strategy(args.wait))
-                .rewind_strategy(retry_for(Duration::from_secs(args.retry_for)))
-        });
+    let usage = regions[0].column_usage();
+    let region_count = regions.len();
+    let progress = ProgressLine::new(regions[0].progress().bytes_total);
     let report = if args.dry_run {
-        let regions = Regions::new(pipelines.collect());
-        let summary = regions.run_with_progress(|_| Ok(DiscardSink), |p| progress.update(p));
+        let summary =
+            import(&args, Discard, &columns)?.run_with_progress(regions, |p| progress.update(p));
         progress.finish();
-        let summary = summary.map_err(CliError::dry_run)?;
-        report(&args, &split, "none (dry run)", &summary, 0, None)
+        let summary = summary.map_err(|f| CliError::import(&f, true))?;
+        report(&args, region_count, "none (dry run)", &summary, 0, None)
     } else {
-        let config = sink_config(&args, &columns, &split)?;
-        let pipelines: Vec<_> = match checkpoint_start(&args, &config, &columns, &split)? {
-            Some(last_record) => pipelines
-                .zip(&split.regions)
-                .map(|(pipeline, region)| {
-                    let shards = region.first_shard..region.first_shard + region.shards;
-                    pipeline.resume_after(last_record[shards].to_vec())
-                })
-                .collect(),
-            None => pipelines.collect(),
-        };
-        let target = prepare(&config)?;
+        let target = MysqlTarget::new(sink_config(&args, &columns));
         let before = ServerStats::read(&args.url).ok();
-        let summary = Regions::new(pipelines)
-            .run_with_progress(|shard| target.connect_sink(shard), |p| progress.update(p));
+        let summary = import(&args, target.clone(), &columns)?
+            .run_with_progress(regions, |p| progress.update(p));
         progress.finish();
-        let summary = summary?;
-        if config_has_checkpoint(&args) {
-            // A finished import leaves no checkpoint behind.
-            clear_checkpoint(&config)?;
-        }
+        let summary = summary.map_err(|f| CliError::import(&f, false))?;
         let server = before.and_then(|b| Some(ServerStats::read(&args.url).ok()?.delta(&b)));
-        let path = format!("{:?}", target.write_path());
-        report(&args, &split, &path, &summary, target.rejected(), server)
+        let prepared = target.prepared();
+        let path = prepared.map_or("none".into(), |p| format!("{:?}", p.write_path()));
+        let rejected = prepared.map_or(0, |p| p.rejected());
+        report(&args, region_count, &path, &summary, rejected, server)
     };
     let report = report.unfilled(usage.unfilled());
     let mut out = std::io::stdout().lock();
@@ -94,50 +71,32 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// How the input's regions share the shards.
-struct Split {
-    regions: Vec<RegionShards>,
-}
-
-/// One region's shards.
-struct RegionShards {
-    first_shard: usize,
-    shards: usize,
-}
-
-impl Split {
-    /// `shards` dealt out evenly to `regions` regions, in order (the
-    /// arguments are checked: `regions` divides `shards`).
-    fn new(regions: usize, shards: usize) -> Split {
-        let each = shards / regions;
-        let regions = (0..regions)
-            .map(|r| RegionShards {
-                first_shard: r * each,
-                shards: each,
-            })
-            .collect();
-        Split { regions }
+/// The import of `args` into `target`, resumable when the input is a file.
+fn import<T: Target>(
+    args: &ImportArgs,
+    target: T,
+    columns: &[String],
+) -> Result<Import<T>, CliError> {
+    let mut import = Import::new(target)
+        .shards(args.shards)
+        .batch_rows(args.batch_rows)
+        .wait_strategy(wait_strategy(args.wait))
+        .retry_for(Duration::from_secs(args.retry_for))
+        .resume(args.resume);
+    if let Some(block) = args.shard_block {
+        import = import.shard_block(block);
     }
-
-    /// What a resumed import must split the same way: empty for one region
-    /// (so that checkpoints of earlier versions still resume). The split
-    /// points follow from the input and the region count alone.
-    fn identity(&self) -> String {
-        match self.regions.len() {
-            1 => String::new(),
-            n => format!(";regions={n}"),
-        }
+    if !is_pipe(&args.file) {
+        let input = fingerprint(&args.file)
+            .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", args.file.display())))?;
+        import = import.checkpoints(input, mapping(args, columns));
     }
+    Ok(import)
 }
 
 /// Regions of the input parsed at once: one per shard by default.
 fn regions(args: &ImportArgs) -> usize {
     args.regions.unwrap_or(args.shards)
-}
-
-/// Records per shard turn: whole transactions by default.
-fn shard_block(args: &ImportArgs) -> u64 {
-    args.shard_block.unwrap_or(args.batch_rows as u64)
 }
 
 fn check_args(args: &ImportArgs) -> Result<(), CliError> {
@@ -231,14 +190,8 @@ fn xml_config(args: &ImportArgs, columns: &[String]) -> Result<XmlConfig, CliErr
     Ok(config)
 }
 
-fn sink_config(
-    args: &ImportArgs,
-    columns: &[String],
-    split: &Split,
-) -> Result<SinkConfig, CliError> {
+fn sink_config(args: &ImportArgs, columns: &[String]) -> SinkConfig {
     let mode = match args.mode {
-        // A resumed truncate must not empty the table again.
-        ModeArg::Truncate if args.resume => Mode::Insert,
         ModeArg::Insert => Mode::Insert,
         ModeArg::Ignore => Mode::Ignore,
         ModeArg::Upsert => Mode::Upsert,
@@ -249,9 +202,6 @@ fn sink_config(
     let mut config = SinkConfig::new(args.url.clone(), args.table.clone(), &names)
         .mode(mode)
         .max_bad(args.max_bad);
-    if config_has_checkpoint(args) {
-        config = config.checkpoint(identity(args, columns, split)?);
-    }
     if let Some(path) = args.write_path {
         config = config.write_path(match path {
             WritePathArg::Insert => WritePath::Insert,
@@ -270,12 +220,7 @@ fn sink_config(
     for sql in &args.init_commands {
         config = config.init_command(sql.clone());
     }
-    Ok(config)
-}
-
-/// Checkpoints need an input that can be recognised again: not a pipe.
-fn config_has_checkpoint(args: &ImportArgs) -> bool {
-    !is_pipe(&args.file)
+    config
 }
 
 /// Stdin, or anything else that is not a regular file (`<(zcat …)`, a
@@ -285,87 +230,21 @@ fn is_pipe(path: &Path) -> bool {
     path.as_os_str() == "-" || std::fs::metadata(path).is_ok_and(|m| !m.is_file())
 }
 
-/// Where to resume (`--resume`), or `None` for a fresh import, whose old
-/// checkpoint (if any) is discarded.
-fn checkpoint_start(
-    args: &ImportArgs,
-    config: &SinkConfig,
-    columns: &[String],
-    split: &Split,
-) -> Result<Option<Vec<u64>>, CliError> {
-    if !config_has_checkpoint(args) {
-        debug_assert!(!args.resume, "refused by check_args");
-        return Ok(None);
-    }
-    if !args.resume {
-        clear_checkpoint(config)?;
-        return Ok(None);
-    }
-    match resume_point(config, &identity(args, columns, split)?) {
-        Ok(Some(point)) => {
-            match split.regions.len() {
-                1 => log::info!(
-                    "resuming: {} records were committed before",
-                    point.committed(shard_block(args))
-                ),
-                _ => log::info!(
-                    "resuming after the last record each shard committed: {:?}",
-                    point.last_record
-                ),
-            }
-            Ok(Some(point.last_record))
-        }
-        Ok(None) => Err(CliError::Usage(format!(
-            "nothing to resume: no interrupted import of {} is recorded",
-            args.table
-        ))),
-        Err(MysqlError::Resume(why)) => Err(CliError::Usage(format!("cannot resume: {why}"))),
-        Err(other) => Err(other.into()),
-    }
-}
-
-/// What makes this import the same import on `--resume`.
-fn identity(
-    args: &ImportArgs,
-    columns: &[String],
-    split: &Split,
-) -> Result<ImportIdentity, CliError> {
-    let columns = columns.join(",");
+/// What, besides the input and the import's own layout, decides which
+/// record becomes which row: a resumed import must have the same.
+fn mapping(args: &ImportArgs, columns: &[String]) -> String {
     let mode = match args.mode {
         ModeArg::Insert | ModeArg::Truncate => "insert",
         ModeArg::Ignore => "ignore",
         ModeArg::Upsert => "upsert",
         ModeArg::Replace => "replace",
     };
-    Ok(ImportIdentity {
-        input: fingerprint(&args.file)?,
-        shards: args.shards as u32,
-        mapping: format!(
-            "row={};columns={columns};map={};mode={mode};shard-block={}{}",
-            args.row,
-            args.maps.join(","),
-            shard_block(args),
-            split.identity()
-        ),
-    })
-}
-
-/// Path, size and CRC-32 of the first MiB: enough to recognise the input.
-fn fingerprint(path: &Path) -> Result<String, CliError> {
-    use std::io::Read;
-    let unreadable =
-        |e: std::io::Error| CliError::Usage(format!("cannot read {}: {e}", path.display()));
-    let canonical = path.canonicalize().map_err(unreadable)?;
-    let size = canonical.metadata().map_err(unreadable)?.len();
-    let mut head = Vec::with_capacity(1 << 20);
-    std::fs::File::open(&canonical)
-        .and_then(|f| f.take(1 << 20).read_to_end(&mut head))
-        .map_err(unreadable)?;
-    Ok(format!(
-        "{} ({size} bytes, crc32 {:08x})",
-        canonical.display(),
-        crc32fast::hash(&head)
-    ))
+    format!(
+        "row={};columns={};map={};mode={mode}",
+        args.row,
+        columns.join(","),
+        args.maps.join(",")
+    )
 }
 
 fn wait_strategy(wait: WaitArg) -> WaitStrategy {
@@ -377,29 +256,9 @@ fn wait_strategy(wait: WaitArg) -> WaitStrategy {
     }
 }
 
-/// Backoff from 10 ms to 2 s with as many attempts as fit in `limit`.
-fn retry_for(limit: Duration) -> RewindStrategy {
-    let unbounded =
-        RewindStrategy::backoff(Duration::from_millis(10), Duration::from_secs(2), None);
-    let mut waited = Duration::ZERO;
-    let mut attempts = 1;
-    while let RewindDecision::Rewind { pause } = unbounded.decide(attempts) {
-        if waited + pause > limit {
-            break;
-        }
-        waited += pause;
-        attempts += 1;
-    }
-    RewindStrategy::backoff(
-        Duration::from_millis(10),
-        Duration::from_secs(2),
-        Some(attempts),
-    )
-}
-
 fn report(
     args: &ImportArgs,
-    split: &Split,
+    regions: usize,
     write_path: &str,
     summary: &RunSummary,
     rejected: u64,
@@ -411,7 +270,7 @@ fn report(
         table: args.table.clone(),
         write_path: write_path.to_owned(),
         shards: summary.shards,
-        regions: split.regions.len(),
+        regions,
         rows_read: summary.rows_read,
         rows_written: if args.dry_run {
             0
@@ -430,31 +289,5 @@ fn report(
         server_rows_per_statement: server.rows_per_statement(),
         dry_run: args.dry_run,
         unfilled_columns: Vec::new(),
-    }
-}
-
-/// The dry run's sink: accepts every row, stores nothing.
-struct DiscardSink;
-
-#[derive(Debug, thiserror::Error)]
-#[error("unreachable")]
-enum Never {}
-
-impl SinkError for Never {
-    fn is_retryable(&self) -> bool {
-        false
-    }
-}
-
-impl Sink for DiscardSink {
-    type Error = Never;
-    fn write(&mut self, _: &Row) -> Result<(), Never> {
-        Ok(())
-    }
-    fn flush(&mut self) -> Result<(), Never> {
-        Ok(())
-    }
-    fn rollback(&mut self) -> Result<(), Never> {
-        Ok(())
     }
 }

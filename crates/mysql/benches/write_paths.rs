@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
 use ringpipe_mysql::{prepare, BulkClient, PreparedTarget, ServerStats, SinkConfig, WritePath};
-use ringpipe_ring::pipeline::{RecordPosition, Row, Sink};
+use ringpipe_pipeline::{Checkpoint, RecordPosition, Row, Sink};
 use ringpipe_xml::gen::{product_table_ddl, Catalogue, PRODUCT_COLUMNS};
 
 /// The benchmark table.
@@ -126,7 +126,12 @@ fn load_shard(target: &PreparedTarget, shard: usize, connections: usize, rows: u
             fill(&mut row, &catalogue, id + 1);
             sink.write(&row).expect("write");
         }
-        sink.flush().expect("flush");
+        let checkpoint = Checkpoint {
+            import: None,
+            shard: 0,
+            last_record: 0,
+        };
+        sink.commit(&checkpoint).expect("commit");
     }
     sink.close().expect("close");
 }

@@ -3,26 +3,37 @@
 //! The ring owns its rows, so the sink copies each row once into one flat
 //! buffer. The copy lets the sink re-send any subset of the batch: to find a
 //! bad record, to fall back to another write path, and to feed the paths
-//! that bind values at flush time.
+//! that bind values at commit time.
 
 use std::ops::Range;
 
-use mysql::Value;
-use ringpipe_ring::pipeline::{RecordPosition, Row};
+use mysql::Value as Param;
+use ringpipe_pipeline::{RecordPosition, Row, Value};
 
 use crate::encode::Values;
 
-/// Rows of one batch, column text in one buffer.
+/// Rows of one batch, values in two flat buffers (text and binary).
 #[derive(Debug, Default)]
 pub(crate) struct Batch {
     /// Columns per row.
     width: usize,
-    /// Every present value, back to back.
+    /// Every present text value, back to back.
     text: String,
-    /// Per cell (row-major): byte range in `text`, `None` for NULL.
-    cells: Vec<Option<Range<usize>>>,
+    /// Every present binary value, back to back.
+    binary: Vec<u8>,
+    /// Per cell (row-major): where its value is, `None` for NULL.
+    cells: Vec<Option<Cell>>,
     /// Per row: where the record came from.
     positions: Vec<RecordPosition>,
+}
+
+/// Where one value of a batch is kept.
+#[derive(Debug, Clone)]
+struct Cell {
+    /// Byte range in `text` or `binary`.
+    range: Range<usize>,
+    /// Whether the value is binary (in `binary`).
+    binary: bool,
 }
 
 /// One stored row.
@@ -61,10 +72,23 @@ impl Batch {
     /// Copies `row` in.
     pub(crate) fn push(&mut self, row: &Row) {
         for index in 0..self.width {
-            let cell = row.get(index).map(|value| {
-                let start = self.text.len();
-                self.text.push_str(value);
-                start..self.text.len()
+            let cell = row.get(index).map(|value| match value {
+                Value::Text(text) => {
+                    let start = self.text.len();
+                    self.text.push_str(text);
+                    Cell {
+                        range: start..self.text.len(),
+                        binary: false,
+                    }
+                }
+                Value::Bytes(bytes) => {
+                    let start = self.binary.len();
+                    self.binary.extend_from_slice(bytes);
+                    Cell {
+                        range: start..self.binary.len(),
+                        binary: true,
+                    }
+                }
             });
             self.cells.push(cell);
         }
@@ -79,6 +103,7 @@ impl Batch {
     /// Forgets every row, keeping capacity.
     pub(crate) fn clear(&mut self) {
         self.text.clear();
+        self.binary.clear();
         self.cells.clear();
         self.positions.clear();
     }
@@ -88,27 +113,38 @@ impl Batch {
         self.width
     }
 
+    /// The value a cell holds.
+    fn value_of(&self, cell: &Option<Cell>) -> Option<Value<'_>> {
+        cell.as_ref().map(|cell| match cell.binary {
+            false => Value::Text(&self.text[cell.range.clone()]),
+            true => Value::Bytes(&self.binary[cell.range.clone()]),
+        })
+    }
+
     /// The values of `rows`, row-major (`None`: NULL).
-    pub(crate) fn values(&self, rows: Range<usize>) -> impl Iterator<Item = Option<&str>> + '_ {
+    pub(crate) fn values(
+        &self,
+        rows: Range<usize>,
+    ) -> impl Iterator<Item = Option<Value<'_>>> + '_ {
         self.cells[rows.start * self.width..rows.end * self.width]
             .iter()
-            .map(|cell| cell.as_ref().map(|range| &self.text[range.clone()]))
+            .map(|cell| self.value_of(cell))
     }
 
     /// Owned parameter values of `rows`, row-major, for the driver's
     /// binary protocol.
-    pub(crate) fn params(&self, rows: Range<usize>) -> Vec<Value> {
+    pub(crate) fn params(&self, rows: Range<usize>) -> Vec<Param> {
         self.values(rows)
-            .map(|value| value.map_or(Value::NULL, |text| Value::Bytes(text.as_bytes().to_vec())))
+            .map(|value| value.map_or(Param::NULL, |v| Param::Bytes(v.as_bytes().to_vec())))
             .collect()
     }
 
-    /// Bytes of text in `rows` (a size estimate for statement bounds).
-    pub(crate) fn text_len(&self, row: usize) -> usize {
+    /// Bytes of values in row `row` (a size estimate for statement bounds).
+    pub(crate) fn value_len(&self, row: usize) -> usize {
         self.cells[row * self.width..(row + 1) * self.width]
             .iter()
             .flatten()
-            .map(|r| r.len())
+            .map(|cell| cell.range.len())
             .sum()
     }
 }
@@ -125,9 +161,9 @@ impl Values for StoredRow<'_> {
         self.batch.width
     }
 
-    fn value(&self, index: usize) -> Option<&str> {
-        let cell = &self.batch.cells[self.index * self.batch.width + index];
-        cell.as_ref().map(|range| &self.batch.text[range.clone()])
+    fn value(&self, index: usize) -> Option<Value<'_>> {
+        self.batch
+            .value_of(&self.batch.cells[self.index * self.batch.width + index])
     }
 }
 
@@ -149,11 +185,11 @@ mod tests {
         batch.push(&row);
         assert_eq!(batch.len(), 2);
         assert_eq!(batch.row(0).value(1), None);
-        assert_eq!(batch.row(1).value(1), Some(""));
+        assert_eq!(batch.row(1).value(1), Some(Value::Text("")));
         assert_eq!(batch.row(0).position().record, 7);
         assert_eq!(
             batch.params(1..2),
-            vec![Value::Bytes(b"a".to_vec()), Value::Bytes(vec![])]
+            vec![Param::Bytes(b"a".to_vec()), Param::Bytes(vec![])]
         );
         batch.clear();
         assert!(batch.is_empty());

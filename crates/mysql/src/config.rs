@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use mysql::{Opts, OptsBuilder};
 
-use crate::checkpoint::ImportIdentity;
 use crate::MysqlError;
 
 /// What happens when a row's key already exists in the table.
@@ -94,8 +93,6 @@ pub struct SinkConfig {
     pub(crate) init_commands: Vec<String>,
     /// File holding the password (first line).
     pub(crate) password_file: Option<PathBuf>,
-    /// Record progress with every commit (the checkpoint module).
-    pub(crate) checkpoint: Option<ImportIdentity>,
 }
 
 impl SinkConfig {
@@ -117,16 +114,7 @@ impl SinkConfig {
             create_table: None,
             init_commands: Vec::new(),
             password_file: None,
-            checkpoint: None,
         }
-    }
-
-    /// Records each shard's progress in [`CHECKPOINT_TABLE`](crate::CHECKPOINT_TABLE)
-    /// in the same transaction as its rows, so an interrupted import can be
-    /// resumed exactly ([`resume_point`](crate::resume_point)).
-    pub fn checkpoint(mut self, identity: ImportIdentity) -> Self {
-        self.checkpoint = Some(identity);
-        self
     }
 
     /// Sets the duplicate-key mode.

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use ringpipe_ring::pipeline::{RecordPosition, SinkError};
+use ringpipe_pipeline::{RecordPosition, Retryable};
 
 /// Server error codes this crate classifies, one constant each.
 pub mod codes {
@@ -187,9 +187,6 @@ pub enum MysqlError {
         /// Why the reject file could not be written.
         source: Box<MysqlError>,
     },
-    /// `--resume` does not match the interrupted import, or found nothing.
-    #[error("cannot resume: {0}")]
-    Resume(String),
 }
 
 /// Codes for which replaying the same rows can succeed.
@@ -281,7 +278,7 @@ impl MysqlError {
     }
 }
 
-impl SinkError for MysqlError {
+impl Retryable for MysqlError {
     fn is_retryable(&self) -> bool {
         match self {
             MysqlError::Connection { .. } => true,

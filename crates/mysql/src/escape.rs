@@ -22,6 +22,20 @@ pub(crate) fn push_literal(out: &mut String, value: &str, no_backslash_escapes: 
     out.push('\'');
 }
 
+/// Appends `bytes` as a hexadecimal literal (`X'00FF'`): a binary string
+/// whatever the connection's character set, so bytes that are not valid
+/// text arrive unchanged.
+pub(crate) fn push_hex_literal(out: &mut String, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+    out.reserve(bytes.len() * 2 + 3);
+    out.push_str("X'");
+    for &byte in bytes {
+        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        out.push(char::from(DIGITS[usize::from(byte & 0xF)]));
+    }
+    out.push('\'');
+}
+
 /// Appends `value` with `'` doubled (for `NO_BACKSLASH_ESCAPES`).
 fn push_doubling_quotes(out: &mut String, value: &str) {
     let mut rest = value;

@@ -2,7 +2,7 @@
 //!
 //! ```no_run
 //! use ringpipe_mysql::{prepare, Mode, SinkConfig, WritePath};
-//! use ringpipe_ring::pipeline::{Row, Sink};
+//! use ringpipe_pipeline::{Checkpoint, Row, Sink};
 //!
 //! let config = SinkConfig::new("mysql://root@127.0.0.1:3306/test", "product", &["id", "name"])
 //!     .mode(Mode::Upsert)
@@ -17,7 +17,9 @@
 //! row.set(0, "1");
 //! row.set(1, "café");
 //! sink.write(&row)?; // encoded now
-//! sink.flush()?; // one transaction: executed and committed here
+//! // One transaction, executed and committed here (an `Import` passes
+//! // its checkpoint, which commits with the rows).
+//! sink.commit(&Checkpoint { import: None, shard: 0, last_record: 1 })?;
 //! sink.close()?;
 //! # Ok::<(), ringpipe_mysql::MysqlError>(())
 //! ```
@@ -25,7 +27,7 @@
 //! # How a batch is written
 //!
 //! Each [`MysqlSink`] owns one connection. `write` encodes rows as they
-//! arrive; `flush` runs the batch in one transaction (`START TRANSACTION` …
+//! arrive; `commit` runs the batch in one transaction (`START TRANSACTION` …
 //! `COMMIT`, managed by hand so that a failed `ROLLBACK` is seen). Four
 //! [`WritePath`]s produce identical tables: multi-row `INSERT` text,
 //! prepared multi-row statements, `LOAD DATA LOCAL INFILE` and MariaDB's
@@ -40,7 +42,7 @@
 //! on `mysql_common`'s packet types. Each bulk packet is built straight
 //! from the batch's text, and the next statement is encoded and sent while
 //! the server runs the one before: `START TRANSACTION` and the first
-//! statement leave from `write`, the rest and the checkpoint from `flush`,
+//! statement leave from `write`, the rest and the checkpoint from `commit`,
 //! and `COMMIT` only after every reply was OK. The session runs with
 //! `autocommit=0`, so a statement sent behind a failure can never commit
 //! on its own. Where it cannot serve a connection (TLS, compression, an
@@ -59,7 +61,7 @@
 //! # Errors, retries and bad records
 //!
 //! [`MysqlError`] says whether a replay can succeed
-//! ([`SinkError::is_retryable`](ringpipe_ring::pipeline::SinkError)):
+//! ([`Retryable::is_retryable`](ringpipe_pipeline::Retryable)):
 //! deadlocks, lock timeouts, lost connections, shutdown and read-only
 //! failover are; the pipeline then calls `rollback` and replays the batch,
 //! and the sink reconnects if needed. A data error (bad value, duplicate
@@ -105,15 +107,15 @@ mod prepare;
 mod prepared;
 mod reject;
 mod schema;
+mod shared;
 mod sink;
 mod statement;
 mod stats;
+mod target;
 mod warnings;
 mod wire;
 
-pub use checkpoint::{
-    clear_checkpoint, resume_point, ImportIdentity, ResumePoint, CHECKPOINT_TABLE,
-};
+pub use checkpoint::CHECKPOINT_TABLE;
 pub use config::{redact_url, BulkClient, Mode, SinkConfig, WritePath};
 pub use doctor::{doctor, DoctorReport, Finding, Severity};
 pub use error::{codes, MysqlError};
@@ -122,3 +124,4 @@ pub use prepare::{prepare, PreparedTarget};
 pub use schema::{execute, key_columns, table_columns};
 pub use sink::MysqlSink;
 pub use stats::{ServerStats, SinkStats};
+pub use target::MysqlTarget;

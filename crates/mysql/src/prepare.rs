@@ -3,14 +3,13 @@
 use std::sync::Arc;
 
 use mysql::prelude::Queryable;
-use mysql::Opts;
 
-use crate::checkpoint::{self, ImportIdentity};
 use crate::config::{BulkClient, Mode, SinkConfig, WritePath};
 use crate::connect::{self, Session};
 use crate::ident::Ident;
 use crate::reject::RejectLog;
 use crate::schema;
+use crate::shared::Shared;
 use crate::sink::MysqlSink;
 use crate::statement::{self, InsertShape};
 use crate::wire::bulk;
@@ -24,42 +23,7 @@ use crate::MysqlError;
 #[derive(Debug, Clone)]
 pub struct PreparedTarget {
     /// Shared, read-only state.
-    pub(crate) inner: Arc<Target>,
-}
-
-/// The shared state behind [`PreparedTarget`].
-#[derive(Debug)]
-pub(crate) struct Target {
-    /// Driver options (password resolved).
-    pub(crate) opts: Opts,
-    /// The URL, redacted, for messages.
-    pub(crate) redacted_url: String,
-    /// Mapped columns, quoted.
-    pub(crate) columns: Vec<Ident>,
-    /// Key columns (primary, else first unique).
-    pub(crate) key_columns: Vec<String>,
-    /// Duplicate handling.
-    pub(crate) mode: Mode,
-    /// The write path after fallbacks.
-    pub(crate) path: WritePath,
-    /// Who sends the bulk path's statements (the driver on other paths).
-    pub(crate) client: BulkClient,
-    /// Parts of the multi-row INSERT for `mode`.
-    pub(crate) shape: InsertShape,
-    /// The `LOAD DATA` statement for `mode`.
-    pub(crate) load_sql: String,
-    /// Rows per statement.
-    pub(crate) max_rows: usize,
-    /// The wire client's bulk parameter type per column.
-    pub(crate) param_types: Vec<u8>,
-    /// The configured statement size bound, if any.
-    pub(crate) max_bytes: Option<usize>,
-    /// Bad-record budget and reject file, shared by all shards.
-    pub(crate) rejects: Arc<RejectLog>,
-    /// The table's name as given, for checkpoint rows.
-    pub(crate) table_name: String,
-    /// Progress recording, when enabled.
-    pub(crate) checkpoint: Option<ImportIdentity>,
+    pub(crate) inner: Arc<Shared>,
 }
 
 /// Checks the target and prepares it once per import: validates names,
@@ -88,9 +52,6 @@ pub fn prepare(config: &SinkConfig) -> Result<PreparedTarget, MysqlError> {
         schema::create(conn, &table, create)?;
     }
     schema::check(conn, &config.table, &config.columns)?;
-    if config.checkpoint.is_some() {
-        checkpoint::ensure_table(conn)?;
-    }
     let key_columns = schema::keys_of(conn, &config.table)?;
     let param_types =
         bulk::param_types(&schema::charsets_of(conn, &config.table, &config.columns)?);
@@ -104,7 +65,7 @@ pub fn prepare(config: &SinkConfig) -> Result<PreparedTarget, MysqlError> {
         .cloned()
         .collect();
     let path = effective_path(config.write_path, config.mode, &session);
-    let target = Target {
+    let target = Shared {
         redacted_url: config.redacted_url(),
         path,
         client: match path {
@@ -119,7 +80,6 @@ pub fn prepare(config: &SinkConfig) -> Result<PreparedTarget, MysqlError> {
         max_bytes: config.max_statement_bytes,
         mode: config.mode,
         table_name: config.table.clone(),
-        checkpoint: config.checkpoint.clone(),
         key_columns,
         columns,
         opts,

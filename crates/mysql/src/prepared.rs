@@ -116,7 +116,7 @@ pub(crate) fn chunks(
         let mut end = start;
         let mut bytes = 0;
         while end < rows.end && end - start < full {
-            let row_bytes = batch.text_len(end) + width * PARAM_OVERHEAD;
+            let row_bytes = batch.value_len(end) + width * PARAM_OVERHEAD;
             if end > start && bytes + row_bytes > max_bytes {
                 break;
             }
@@ -141,7 +141,7 @@ fn prev_power_of_two(n: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ringpipe_ring::pipeline::Row;
+    use ringpipe_pipeline::Row;
 
     fn batch(rows: usize, bytes: usize) -> Batch {
         let mut batch = Batch::new(1);

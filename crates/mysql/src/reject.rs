@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use ringpipe_ring::pipeline::RecordPosition;
+use ringpipe_pipeline::RecordPosition;
 
 use crate::encode::{tsv, Values};
 use crate::MysqlError;

@@ -33,8 +33,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! The [`pipeline`] module builds on the ring: a [`pipeline::Source`] fills
-//! rows, sharded [`pipeline::Sink`]s commit them once per batch.
+//! The `ringpipe-pipeline` crate builds an importer on the ring: a source
+//! fills rows, sharded sinks commit them once per batch.
 //!
 //! # Why it is fast
 //!
@@ -133,8 +133,6 @@ mod sequencer;
 mod shard;
 mod sync;
 mod wait;
-
-pub mod pipeline;
 
 pub use exception::{ExceptionHandler, Failure, FailureAction, HaltOnFailure, SkipOnFailure};
 pub use graph::{BuildError, RingBuilder};

@@ -1,7 +1,7 @@
 //! A streaming, bounded-memory XML record source for ringpipe.
 //!
 //! [`XmlSource`] reads an XML document as a stream of tokens (never a DOM)
-//! and fills one reused [`Row`](ringpipe_ring::pipeline::Row) per record
+//! and fills one reused [`Row`](ringpipe_pipeline::Row) per record
 //! element, accepting the three row forms of MySQL's `LOAD XML`, mixed
 //! freely within a record:
 //!
@@ -11,7 +11,7 @@
 //!   them, where `xsi:nil="true"` is `NULL`.
 //!
 //! ```
-//! use ringpipe_ring::pipeline::{Row, Source};
+//! use ringpipe_pipeline::{Row, Source};
 //! use ringpipe_xml::{XmlConfig, XmlSource};
 //!
 //! let xml = r#"<?xml version="1.0"?>
@@ -29,16 +29,16 @@
 //! let mut row = Row::with_columns(source.columns().len());
 //!
 //! assert!(source.next_row(&mut row)?);
-//! assert_eq!(row.get(0), Some("1"));
-//! assert_eq!(row.get(1), Some("Café & Crème"));
-//! assert_eq!(row.get(2), Some("19.99"));
-//! assert_eq!(row.get(3), Some("")); // empty element: empty string
-//! assert_eq!(row.get(4), Some("EUR"));
+//! assert_eq!(row.text(0), Some("1"));
+//! assert_eq!(row.text(1), Some("Café & Crème"));
+//! assert_eq!(row.text(2), Some("19.99"));
+//! assert_eq!(row.text(3), Some("")); // empty element: empty string
+//! assert_eq!(row.text(4), Some("EUR"));
 //! assert_eq!((row.position().line, row.position().column), (3, 3));
 //!
 //! assert!(source.next_row(&mut row)?);
-//! assert_eq!(row.get(1), Some("<b>Bold</b>"));
-//! assert_eq!(row.get(2), None); // missing: NULL
+//! assert_eq!(row.text(1), Some("<b>Bold</b>"));
+//! assert_eq!(row.text(2), None); // missing: NULL
 //!
 //! assert!(!source.next_row(&mut row)?);
 //! # Ok::<(), ringpipe_xml::XmlError>(())

@@ -5,7 +5,7 @@
 //! a field's own child elements is not part of the value, and a record tag
 //! met inside a record is just content of the outer one.
 
-use ringpipe_ring::pipeline::Row;
+use ringpipe_pipeline::Row;
 
 use crate::config::{Limits, Repeated, XmlConfig};
 use crate::diagnose::{Fault, Located};
@@ -220,7 +220,7 @@ impl RecordReader {
                 Hit::Expanded(_, expanded) => value.push_str(&expanded),
                 Hit::Text { depth, .. } => self.text_targets.push((depth, column)),
             }
-            if row.get(column).map_or(0, str::len) > max_value {
+            if row.get(column).map_or(0, |v| v.len()) > max_value {
                 return Err(too_large(max_value).into());
             }
         }

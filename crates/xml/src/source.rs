@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use ringpipe_ring::pipeline::{RecordPosition, Row, Source, SourceProgress};
+use ringpipe_pipeline::{RecordPosition, Row, Source, SourceProgress};
 
 use crate::config::{XmlConfig, TOKEN_SLACK};
 use crate::diagnose::{Fault, Located};
@@ -29,7 +29,7 @@ use crate::window::Window;
 /// # Examples
 ///
 /// ```
-/// use ringpipe_ring::pipeline::{Row, Source};
+/// use ringpipe_pipeline::{Row, Source};
 /// use ringpipe_xml::{XmlConfig, XmlSource};
 ///
 /// let xml = r#"<rows xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><row><field name="id">1</field><field name="note" xsi:nil="true"/></row></rows>"#;
@@ -37,7 +37,7 @@ use crate::window::Window;
 /// let mut source = XmlSource::from_reader("dump.xml", xml.as_bytes(), config)?;
 /// let mut row = Row::with_columns(2);
 /// assert!(source.next_row(&mut row)?);
-/// assert_eq!((row.get(0), row.get(1)), (Some("1"), None));
+/// assert_eq!((row.text(0), row.text(1)), (Some("1"), None));
 /// assert!(!source.next_row(&mut row)?);
 /// # Ok::<(), ringpipe_xml::XmlError>(())
 /// ```
@@ -182,7 +182,7 @@ impl XmlSource {
     /// # Examples
     ///
     /// ```
-    /// use ringpipe_ring::pipeline::{Row, Source};
+    /// use ringpipe_pipeline::{Row, Source};
     /// use ringpipe_xml::{XmlConfig, XmlSource};
     ///
     /// let dir = tempfile::tempdir()?;
@@ -196,7 +196,7 @@ impl XmlSource {
     /// for mut source in regions {
     ///     let mut row = Row::with_columns(1);
     ///     while source.next_row(&mut row)? {
-    ///         ids.push(row.get(0).unwrap().parse::<u32>()?);
+    ///         ids.push(row.text(0).unwrap().parse::<u32>()?);
     ///     }
     /// }
     /// assert_eq!(ids, (1..=100).collect::<Vec<_>>());

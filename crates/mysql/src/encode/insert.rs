@@ -7,8 +7,9 @@
 //! needs, all executed in the batch's one transaction.
 
 use super::Values;
-use crate::escape::push_literal;
+use crate::escape::{push_hex_literal, push_literal};
 use crate::statement::InsertShape;
+use ringpipe_pipeline::Value;
 
 /// Builds the statements of one batch.
 #[derive(Debug)]
@@ -150,7 +151,8 @@ fn push_tuple(out: &mut String, row: &impl Values, no_backslash_escapes: bool) {
             out.push(',');
         }
         match row.value(index) {
-            Some(value) => push_literal(out, value, no_backslash_escapes),
+            Some(Value::Text(text)) => push_literal(out, text, no_backslash_escapes),
+            Some(Value::Bytes(bytes)) => push_hex_literal(out, bytes),
             None => out.push_str("NULL"),
         }
     }
@@ -162,7 +164,7 @@ mod tests {
     use super::*;
     use crate::config::Mode;
     use crate::ident::Ident;
-    use ringpipe_ring::pipeline::Row;
+    use ringpipe_pipeline::Row;
 
     fn encoder(max_bytes: usize, max_rows: usize, mode: Mode) -> InsertEncoder {
         let cols = [Ident::new("a").unwrap(), Ident::new("b").unwrap()];

@@ -3,14 +3,14 @@
 pub(crate) mod insert;
 pub(crate) mod tsv;
 
-use ringpipe_ring::pipeline::Row;
+use ringpipe_pipeline::{Row, Value};
 
 /// A record's column values, whether fresh from the ring or kept in a batch.
 pub(crate) trait Values {
     /// Number of columns.
     fn width(&self) -> usize;
     /// Column `index`, `None` for NULL.
-    fn value(&self, index: usize) -> Option<&str>;
+    fn value(&self, index: usize) -> Option<Value<'_>>;
 }
 
 impl Values for Row {
@@ -18,7 +18,7 @@ impl Values for Row {
         self.len()
     }
 
-    fn value(&self, index: usize) -> Option<&str> {
+    fn value(&self, index: usize) -> Option<Value<'_>> {
         self.get(index)
     }
 }

@@ -7,6 +7,7 @@
 //! field is the empty string.
 
 use super::Values;
+use ringpipe_pipeline::Value;
 
 /// Appends one record as a TSV line, newline included.
 pub(crate) fn push_row(out: &mut Vec<u8>, row: &impl Values) {
@@ -20,7 +21,7 @@ pub(crate) fn push_row(out: &mut Vec<u8>, row: &impl Values) {
 }
 
 /// Appends one escaped field (`\N` for NULL).
-pub(crate) fn push_field(out: &mut Vec<u8>, value: Option<&str>) {
+pub(crate) fn push_field(out: &mut Vec<u8>, value: Option<Value<'_>>) {
     let Some(value) = value else {
         out.extend_from_slice(b"\\N");
         return;
@@ -46,7 +47,7 @@ pub(crate) fn push_field(out: &mut Vec<u8>, value: Option<&str>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ringpipe_ring::pipeline::Row;
+    use ringpipe_pipeline::Row;
 
     #[test]
     fn null_empty_and_specials() {
@@ -61,7 +62,7 @@ mod tests {
     #[test]
     fn multibyte_passes_through() {
         let mut out = Vec::new();
-        push_field(&mut out, Some("zoë 😀"));
+        push_field(&mut out, Some(Value::Text("zoë 😀")));
         assert_eq!(out, "zoë 😀".as_bytes());
     }
 }

@@ -4,7 +4,7 @@
 //! `START TRANSACTION` and the batch's first statement leave from `write`
 //! as soon as that statement's rows are in, so the server works on them
 //! while the rest of the batch arrives. The other statements and the
-//! checkpoint upsert follow from `flush`, with at most one reply
+//! checkpoint upsert follow from `commit`, with at most one reply
 //! outstanding behind the newest; only
 //! `COMMIT` waits until every reply has been read and was OK. Sending ahead
 //! is safe because the wire session runs with `autocommit=0`: when a
@@ -14,6 +14,7 @@
 
 use std::ops::Range;
 
+use super::path::Path;
 use super::MysqlSink;
 use crate::batch::Batch;
 use crate::config::WritePath;
@@ -40,32 +41,38 @@ enum Checked {
 impl MysqlSink {
     /// From `write`: once the open batch holds one full bulk statement,
     /// sends `START TRANSACTION` and that statement, without waiting for
-    /// their replies (`flush` reads them). Only the wire client's bulk path
+    /// their replies (`commit` reads them). Only the wire client's bulk path
     /// does this, and not in IGNORE mode, which reads each statement's
     /// warnings in its own turn.
     pub(super) fn send_first_chunk(&mut self) -> Result<(), MysqlError> {
         let rows = self.batch.len();
-        if self.sent_ahead > 0
+        if self.path.sent_ahead() > 0
             || self.commit_unknown
             || rows != self.target.max_rows
-            || self.path != WritePath::Bulk
+            || self.path.kind() != WritePath::Bulk
             || self.allow_duplicates()
         {
             return Ok(());
         }
         let chunks = self.binary_chunks(0..rows);
         if chunks.len() != 1 {
-            return Ok(()); // the byte bound cut it: leave it all to flush
+            return Ok(()); // the byte bound cut it: leave it all to commit
         }
         let sql = self.target.shape.placeholders(1);
         let Some(Link::Wire(wire)) = self.session.as_mut().map(|s| &mut s.conn) else {
             return Ok(());
         };
+        let Path::Bulk(bulk) = &mut self.path else {
+            return Ok(());
+        };
         let types = &self.target.param_types;
-        let result = start_and_send(wire, &mut self.bulk, &sql, types, &self.batch, 0..rows);
+        let encoder = &mut bulk.encoder;
+        let result = start_and_send(wire, encoder, &sql, types, &self.batch, 0..rows);
         self.note_failure(result)?;
         self.stats.statements += 1;
-        self.sent_ahead = rows;
+        if let Path::Bulk(bulk) = &mut self.path {
+            bulk.sent_ahead = rows;
+        }
         Ok(())
     }
 
@@ -97,15 +104,18 @@ impl MysqlSink {
         let allow_duplicates = self.allow_duplicates();
         let ahead = usize::from(!allow_duplicates);
         let sql = self.target.shape.placeholders(1);
-        if self.sent_ahead > 0 && self.wire()?.pending() != 2 {
+        if self.path.sent_ahead() > 0 && self.wire()?.pending() != 2 {
             // Another command read the replies to what `write` sent (and
             // would have dropped an error among them): start over.
             self.wire()?.query_drop("ROLLBACK", "rollback")?;
-            self.sent_ahead = 0;
+            self.path.clear();
         }
-        let chunks = self.binary_chunks(self.sent_ahead..self.batch.len());
-        let first = self.sent_ahead == 0;
-        let Some(Link::Wire(wire)) = self.session.as_mut().map(|s| &mut s.conn) else {
+        let sent_ahead = self.path.sent_ahead();
+        let chunks = self.binary_chunks(sent_ahead..self.batch.len());
+        let first = sent_ahead == 0;
+        let (Some(Link::Wire(wire)), Path::Bulk(bulk)) =
+            (self.session.as_mut().map(|s| &mut s.conn), &mut self.path)
+        else {
             return Err(MysqlError::Config(
                 "the bulk path's wire client has no connection".into(),
             ));
@@ -118,7 +128,7 @@ impl MysqlSink {
         for chunk in chunks {
             let types = &self.target.param_types;
             wire.send_packet(
-                self.bulk.encode(statement, types, &self.batch, chunk),
+                bulk.encoder.encode(statement, types, &self.batch, chunk),
                 CONTEXT,
             )?;
             self.stats.statements += 1;

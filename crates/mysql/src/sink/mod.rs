@@ -1,34 +1,36 @@
 //! [`MysqlSink`]: one connection, one transaction per ring batch.
 //!
 //! `write` copies each row into the batch and encodes it for the write path
-//! (INSERT text or TSV) as it arrives; `flush` runs `START TRANSACTION`, the
-//! batch's statements and `COMMIT`. Transactions are managed with plain
+//! (INSERT text or TSV) as it arrives; `commit` runs `START TRANSACTION`,
+//! the batch's statements, the checkpoint and `COMMIT`. This core holds the
+//! connection, the batch, the transaction and the checkpoint; each write
+//! path's own state and statements live in their own module ([`path`]). Transactions are managed with plain
 //! statements rather than the driver's `Transaction`, whose drop swallows a
 //! failed rollback. A lost connection is dropped at once: the server has
 //! rolled back, `rollback` then succeeds, and the replay's first `write`
 //! reconnects and re-reads the session settings.
 
 mod ahead;
+mod binary;
 mod exec;
+mod insert;
+mod load_data;
+mod path;
+mod progress;
 mod recover;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use mysql::LocalInfileHandler;
-use ringpipe_ring::pipeline::{Row, Sink};
+use ringpipe_pipeline::{Checkpoint, ImportIdentity, Row, Sink};
 
+use self::path::Path;
 use crate::batch::Batch;
-use crate::checkpoint;
 use crate::config::{BulkClient, WritePath};
 use crate::connect::{self, Session};
 use crate::encode::insert::InsertEncoder;
-use crate::encode::tsv;
 use crate::link::Link;
-use crate::prepare::Target;
-use crate::prepared::PreparedCache;
+use crate::shared::Shared;
 use crate::stats::SinkStats;
-use crate::wire::BulkEncoder;
 use crate::MysqlError;
 
 /// Per-value bytes assumed on top of the text when sizing binary packets.
@@ -38,28 +40,22 @@ const VALUE_OVERHEAD: usize = 12;
 #[derive(Debug)]
 pub struct MysqlSink {
     /// What all shards share.
-    target: Arc<Target>,
+    target: Arc<Shared>,
+    /// The import whose checkpoints this sink commits, once it committed
+    /// with one.
+    identity: Option<ImportIdentity>,
     /// This sink's shard number, for logs.
     shard: usize,
     /// The live connection, `None` after it was lost.
     session: Option<Session>,
-    /// The path in use (LOAD DATA may fall back to INSERT at run time).
-    path: WritePath,
+    /// The write path and its own state (LOAD DATA may fall back to
+    /// INSERT at run time).
+    path: Path,
     /// Rows of the open batch.
     batch: Batch,
-    /// INSERT statements of the open batch (and of recovery re-runs).
-    insert: InsertEncoder,
-    /// TSV of the open batch (LOAD DATA path).
-    tsv: Vec<u8>,
-    /// The "file" the LOCAL INFILE handler streams; swapped with `tsv`.
-    infile: Arc<Mutex<Vec<u8>>>,
-    /// Prepared statements of the binary paths (driver connections).
-    prepared: PreparedCache,
-    /// Bulk packets of the wire client.
-    bulk: BulkEncoder,
-    /// Rows of the open batch already sent by the wire client (its first
-    /// statement, sent from `write`), their replies still unread.
-    sent_ahead: usize,
+    /// INSERT text of the open batch: the INSERT path's statements, and
+    /// every path's recovery.
+    text: InsertEncoder,
     /// Effective statement size bound of the current session.
     max_bytes: usize,
     /// Client-side counters.
@@ -67,7 +63,7 @@ pub struct MysqlSink {
     /// The connection died during `COMMIT`: the last batch may or may not
     /// have committed; the checkpoint decides before it is sent again.
     commit_unknown: bool,
-    /// Bad records the last successful flush diverted.
+    /// Bad records the last successful commit diverted.
     last_diverted: u64,
     /// An error that happened after a batch committed (the reject file
     /// could not be written): reported by the next call, so that the
@@ -77,16 +73,12 @@ pub struct MysqlSink {
 
 impl MysqlSink {
     /// Opens a sink on its own connection.
-    pub(crate) fn connect(target: Arc<Target>, shard: usize) -> Result<Self, MysqlError> {
+    pub(crate) fn connect(target: Arc<Shared>, shard: usize) -> Result<Self, MysqlError> {
         let mut sink = MysqlSink {
-            path: target.path,
+            identity: None,
+            path: Path::new(target.path, &target.shape),
             batch: Batch::new(target.columns.len()),
-            insert: InsertEncoder::new(target.shape.clone(), usize::MAX, target.max_rows),
-            tsv: Vec::new(),
-            infile: Arc::new(Mutex::new(Vec::new())),
-            prepared: PreparedCache::new(target.shape.clone()),
-            bulk: BulkEncoder::default(),
-            sent_ahead: 0,
+            text: InsertEncoder::new(target.shape.clone(), usize::MAX, target.max_rows),
             max_bytes: 0,
             stats: SinkStats::default(),
             commit_unknown: false,
@@ -122,31 +114,22 @@ impl MysqlSink {
 
     /// The write path in use (after any run-time fallback).
     pub fn write_path(&self) -> WritePath {
-        self.path
+        self.path.kind()
     }
 
     /// Connects if there is no live connection, adopting its settings.
     fn ensure_session(&mut self) -> Result<&mut Session, MysqlError> {
         if self.session.is_none() {
             let mut session = connect::open_with(&self.target.opts, self.target.client)?;
-            if let Link::Driver(conn) = &mut session.conn {
-                let infile = Arc::clone(&self.infile);
-                conn.set_local_infile_handler(Some(LocalInfileHandler::new(move |_, out| {
-                    let data = infile
-                        .lock()
-                        .map_err(|_| std::io::Error::other("poisoned"))?;
-                    out.write_all(&data)
-                })));
-            }
+            self.path.on_connect(&mut session.conn);
             self.max_bytes = self
                 .target
                 .max_bytes
                 .map_or(session.max_statement_bytes, |b| {
                     b.min(session.max_statement_bytes)
                 });
-            self.insert
+            self.text
                 .configure(session.no_backslash_escapes, self.max_bytes);
-            self.prepared.clear();
             if self.stats.connects > 0 {
                 self.stats.reconnects += 1;
                 log::info!(
@@ -185,7 +168,7 @@ impl MysqlSink {
     fn check_size(&self, row: &Row) -> Result<(), MysqlError> {
         let shape = &self.target.shape;
         let bytes =
-            shape.head.len() + shape.tail.len() + 2 * row.text_len() + row.len() * VALUE_OVERHEAD;
+            shape.head.len() + shape.tail.len() + 2 * row.value_len() + row.len() * VALUE_OVERHEAD;
         if bytes <= self.max_bytes {
             return Ok(());
         }
@@ -196,51 +179,6 @@ impl MysqlSink {
         })
     }
 
-    /// The statement recording this batch's checkpoint, if enabled.
-    fn progress_sql(&mut self) -> Result<Option<String>, MysqlError> {
-        let target = Arc::clone(&self.target);
-        let Some(identity) = &target.checkpoint else {
-            return Ok(None);
-        };
-        let no_backslash_escapes = self.ensure_session()?.no_backslash_escapes;
-        Ok(Some(checkpoint::record_sql(
-            &target.table_name,
-            self.shard,
-            self.batch.last_record(),
-            identity,
-            no_backslash_escapes,
-        )))
-    }
-
-    /// Adds this batch's checkpoint to the open transaction, if enabled.
-    fn record_progress(&mut self) -> Result<(), MysqlError> {
-        match self.progress_sql()? {
-            Some(sql) => self.query(&sql, "recording the checkpoint"),
-            None => Ok(()),
-        }
-    }
-
-    /// After a `COMMIT` whose outcome was lost with the connection: whether
-    /// the checkpoint shows that the open batch did commit. Without
-    /// checkpoints there is no way to know; the batch is sent again.
-    fn already_committed(&mut self) -> Result<bool, MysqlError> {
-        self.commit_unknown = false;
-        if self.target.checkpoint.is_none() {
-            return Ok(false);
-        }
-        let (table, shard, last) = (
-            self.target.table_name.clone(),
-            self.shard,
-            self.batch.last_record(),
-        );
-        let session = self.ensure_session()?;
-        let no_backslash_escapes = session.no_backslash_escapes;
-        let result =
-            checkpoint::committed_through(&mut session.conn, &table, shard, no_backslash_escapes);
-        let done = self.note_failure(result)?;
-        Ok(done.is_some_and(|done| done >= last))
-    }
-
     /// Returns the error deferred from an earlier, committed batch.
     fn take_deferred(&mut self) -> Result<(), MysqlError> {
         self.deferred.take().map_or(Ok(()), Err)
@@ -248,10 +186,9 @@ impl MysqlSink {
 
     /// Forgets the open batch.
     fn clear_batch(&mut self) {
-        self.sent_ahead = 0;
+        self.path.clear();
         self.batch.clear();
-        self.insert.clear();
-        self.tsv.clear();
+        self.text.clear();
     }
 }
 
@@ -268,28 +205,28 @@ impl Sink for MysqlSink {
             )));
         }
         self.ensure_session()?;
-        match self.path {
-            WritePath::Insert => self
-                .insert
-                .push(row)
-                .map_err(|too| MysqlError::RowTooLarge {
-                    position: row.position(),
-                    bytes: too.0,
-                    limit: self.max_bytes,
-                })?,
-            WritePath::LoadData => {
-                self.check_size(row)?;
-                tsv::push_row(&mut self.tsv, row);
-            }
-            WritePath::Prepared | WritePath::Bulk => self.check_size(row)?,
+        if !matches!(self.path, Path::Insert) {
+            self.check_size(row)?;
+        }
+        match &mut self.path {
+            Path::Insert => self.text.push(row).map_err(|too| MysqlError::RowTooLarge {
+                position: row.position(),
+                bytes: too.0,
+                limit: self.max_bytes,
+            })?,
+            Path::LoadData(load) => load.push(row),
+            Path::Prepared(_) | Path::Bulk(_) => {}
         }
         self.batch.push(row);
         self.send_first_chunk()
     }
 
-    fn flush(&mut self) -> Result<(), MysqlError> {
+    fn commit(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), MysqlError> {
         self.take_deferred()?;
         self.last_diverted = 0;
+        if self.identity.as_ref() != checkpoint.import {
+            self.identity = checkpoint.import.cloned();
+        }
         if self.batch.is_empty() {
             return Ok(());
         }
@@ -330,7 +267,7 @@ impl Sink for MysqlSink {
         Ok(())
     }
 
-    fn last_flush_diverted(&self) -> u64 {
+    fn last_commit_diverted(&self) -> u64 {
         self.last_diverted
     }
 
@@ -352,7 +289,7 @@ impl Sink for MysqlSink {
         self.take_deferred()?;
         if !self.batch.is_empty() {
             return Err(MysqlError::Config(format!(
-                "close with {} unflushed rows",
+                "close with {} uncommitted rows",
                 self.batch.len()
             )));
         }

@@ -80,10 +80,11 @@ impl BulkEncoder {
         for value in batch.values(rows) {
             match value {
                 None => body.push(INDICATOR_NULL),
-                Some(text) => {
+                Some(value) => {
+                    let bytes = value.as_bytes();
                     body.push(INDICATOR_VALUE);
-                    push_lenenc_int(body, text.len() as u64);
-                    body.extend_from_slice(text.as_bytes());
+                    push_lenenc_int(body, bytes.len() as u64);
+                    body.extend_from_slice(bytes);
                 }
             }
         }
@@ -115,7 +116,7 @@ fn push_lenenc_int(out: &mut Vec<u8>, n: u64) {
 mod tests {
     use super::super::reply::lenenc_int;
     use super::*;
-    use ringpipe_ring::pipeline::Row;
+    use ringpipe_pipeline::Row;
 
     #[test]
     fn lenenc_ints_round_trip_at_every_width_boundary() {

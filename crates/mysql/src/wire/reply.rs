@@ -183,7 +183,7 @@ mod tests {
             Ok(_) => panic!("an error"),
         };
         assert_eq!(e.code(), Some(1213));
-        assert!(ringpipe_ring::pipeline::SinkError::is_retryable(&e));
+        assert!(ringpipe_pipeline::Retryable::is_retryable(&e));
         assert!(e.to_string().contains("Deadlock found"));
     }
 

@@ -2,7 +2,7 @@
 //! within the shared `max_bad` budget; never silently altered.
 
 use ringpipe_mysql::{prepare, Mode, MysqlError, WritePath};
-use ringpipe_ring::pipeline::Sink;
+use ringpipe_pipeline::Sink;
 
 use crate::common::*;
 

@@ -3,7 +3,7 @@
 use mysql::prelude::Queryable;
 use mysql::Conn;
 use ringpipe_mysql::{MysqlError, MysqlSink, SinkConfig};
-use ringpipe_ring::pipeline::{RecordPosition, Row, Sink, SinkError};
+use ringpipe_pipeline::{Checkpoint, RecordPosition, Retryable, Row, Sink};
 
 /// One record as test data: `None` is NULL.
 pub type Record = Vec<Option<String>>;
@@ -98,7 +98,17 @@ pub fn drive(sink: &mut MysqlSink, records: &[Record], batch: usize) -> Result<(
     Ok(())
 }
 
-/// Writes one batch and flushes it.
+/// Commits the sink's open batch, without a checkpoint.
+pub fn commit(sink: &mut MysqlSink) -> Result<(), MysqlError> {
+    let checkpoint = Checkpoint {
+        import: None,
+        shard: 0,
+        last_record: 0,
+    };
+    sink.commit(&checkpoint)
+}
+
+/// Writes one batch and commits it.
 pub fn write_batch(
     sink: &mut MysqlSink,
     row: &mut Row,
@@ -109,7 +119,7 @@ pub fn write_batch(
         fill(row, record, first + i as u64 + 1);
         sink.write(row)?;
     }
-    sink.flush()
+    commit(sink)
 }
 
 /// The table's rows ordered by id, every column as text (exact bytes).

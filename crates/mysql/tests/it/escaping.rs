@@ -3,7 +3,7 @@
 
 use mysql::prelude::Queryable;
 use ringpipe_mysql::{prepare, WritePath};
-use ringpipe_ring::pipeline::Sink;
+use ringpipe_pipeline::Sink;
 
 use crate::common::*;
 

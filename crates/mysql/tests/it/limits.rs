@@ -2,7 +2,7 @@
 //! transaction; a record too large for any statement is named.
 
 use ringpipe_mysql::{prepare, MysqlError, WritePath};
-use ringpipe_ring::pipeline::Sink;
+use ringpipe_pipeline::Sink;
 
 use crate::common::*;
 

@@ -5,6 +5,7 @@
 mod common;
 
 mod bad_records;
+mod binary;
 mod escaping;
 mod limits;
 mod modes;

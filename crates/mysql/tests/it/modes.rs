@@ -18,7 +18,7 @@ fn import(table: &str, path: WritePath, mode: Mode, data: &[Record]) -> Result<(
     let target = prepare(&config(table).write_path(path).mode(mode))?;
     let mut sink = target.connect_sink(0)?;
     drive(&mut sink, data, 7)?;
-    use ringpipe_ring::pipeline::Sink;
+    use ringpipe_pipeline::Sink;
     sink.close()
 }
 

@@ -3,11 +3,11 @@
 
 use mysql::prelude::Queryable;
 use ringpipe_mysql::{prepare, WritePath};
-use ringpipe_ring::pipeline::{Row, Sink, SinkError};
+use ringpipe_pipeline::{Retryable, Row, Sink};
 
 use crate::common::*;
 
-/// Kills the sink's connection between `write` and `flush`, then replays.
+/// Kills the sink's connection between `write` and `commit`, then replays.
 fn killed_connection_is_replayed(path: WritePath) {
     let table = format!("rp_mysql_kill_{path:?}").to_lowercase();
     fresh_table(&table);
@@ -23,7 +23,7 @@ fn killed_connection_is_replayed(path: WritePath) {
     }
     let id = sink.connection_id().unwrap();
     conn().query_drop(format!("KILL {id}")).unwrap();
-    let err = sink.flush().unwrap_err();
+    let err = commit(&mut sink).unwrap_err();
     assert!(err.is_retryable(), "{path:?}: {err}");
     sink.rollback().unwrap();
 

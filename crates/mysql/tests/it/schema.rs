@@ -2,7 +2,7 @@
 
 use mysql::prelude::Queryable;
 use ringpipe_mysql::{key_columns, prepare, table_columns, MysqlError, SinkConfig, WritePath};
-use ringpipe_ring::pipeline::Sink;
+use ringpipe_pipeline::Sink;
 
 use crate::common::*;
 

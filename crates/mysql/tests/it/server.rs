@@ -2,7 +2,7 @@
 
 use mysql::prelude::Queryable;
 use ringpipe_mysql::{doctor, prepare, ServerStats, Severity, SinkConfig, WritePath};
-use ringpipe_ring::pipeline::Sink;
+use ringpipe_pipeline::Sink;
 
 use crate::common::*;
 

@@ -4,7 +4,7 @@
 
 use mysql::prelude::Queryable;
 use ringpipe_mysql::{prepare, BulkClient, Mode, MysqlError, WritePath};
-use ringpipe_ring::pipeline::{Row, Sink};
+use ringpipe_pipeline::{Row, Sink};
 
 use crate::common::*;
 
@@ -121,10 +121,7 @@ fn a_password_user_logs_in_and_a_wrong_password_is_refused_clearly() {
     }
     let err = target.connect_sink(0).unwrap_err();
     assert_eq!(err.code(), Some(1045), "{err}");
-    assert!(
-        !ringpipe_ring::pipeline::SinkError::is_retryable(&err),
-        "{err}"
-    );
+    assert!(!ringpipe_pipeline::Retryable::is_retryable(&err), "{err}");
     assert!(!err.to_string().contains("s3cr"), "{err}");
     admin
         .query_drop(format!("DROP USER '{user}'@'%', '{user}'@'localhost'"))
@@ -216,7 +213,7 @@ fn load_with_a_note(table: &str, noted: u32) -> u64 {
         );
         sink.write(&row).unwrap();
     }
-    sink.flush().unwrap();
+    commit(&mut sink).unwrap();
     let rows: Vec<(u32, String)> = c
         .query(format!(
             "SELECT id, CAST(d AS CHAR) FROM `{table}` ORDER BY id"
@@ -269,7 +266,7 @@ fn columns_of_other_character_sets_get_their_text_converted() {
         row.set(i, value);
     }
     sink.write(&row).unwrap();
-    sink.flush().unwrap();
+    commit(&mut sink).unwrap();
     let stored: Option<(String, String, String, String)> = c
         .query_first(format!(
             "SELECT HEX(l1), HEX(u4), HEX(b), CAST(d AS CHAR) FROM `{table}`"

@@ -9,7 +9,7 @@
 //! # Examples
 //!
 //! ```
-//! use ringpipe_ring::pipeline::{Row, Source};
+//! use ringpipe_pipeline::{Row, Source};
 //! use ringpipe_xml::gen::{write_catalogue, Catalogue, Layout};
 //! use ringpipe_xml::XmlSource;
 //!
@@ -23,7 +23,7 @@
 //!     assert!(source.next_row(&mut row)?);
 //!     let values = product.values();
 //!     for (i, want) in values.iter().enumerate() {
-//!         assert_eq!(row.get(i), want.as_deref());
+//!         assert_eq!(row.text(i), want.as_deref());
 //!     }
 //! }
 //! assert!(!source.next_row(&mut row)?);

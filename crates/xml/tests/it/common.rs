@@ -1,7 +1,7 @@
 //! Helpers shared by the behaviour tests: draining a source, and the DOM
 //! oracle built on roxmltree.
 
-use ringpipe_ring::pipeline::{RecordPosition, Row, Source};
+use ringpipe_pipeline::{RecordPosition, Row, Source};
 use ringpipe_xml::{XmlConfig, XmlError, XmlSource};
 
 /// One emitted row's values.
@@ -27,7 +27,7 @@ pub fn drain(mut source: XmlSource) -> Drained {
             Ok(true) => {
                 drained.rows.push(
                     (0..row.len())
-                        .map(|i| row.get(i).map(str::to_owned))
+                        .map(|i| row.text(i).map(str::to_owned))
                         .collect(),
                 );
                 drained.positions.push(row.position());

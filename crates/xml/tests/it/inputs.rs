@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use ringpipe_ring::pipeline::Source;
+use ringpipe_pipeline::Source;
 use ringpipe_xml::gen::Catalogue;
 use ringpipe_xml::{XmlConfig, XmlError, XmlSource};
 
@@ -20,10 +20,10 @@ fn plain_and_gzip_files_give_the_same_rows_and_report_progress() {
     for path in [&plain, &gz] {
         let size = std::fs::metadata(path).unwrap().len();
         let mut source = XmlSource::open(path, catalogue.config()).unwrap();
-        let mut row = ringpipe_ring::pipeline::Row::with_columns(9);
+        let mut row = ringpipe_pipeline::Row::with_columns(9);
         let mut got = Vec::new();
         while source.next_row(&mut row).unwrap() {
-            got.push(row.get(1).unwrap().to_owned());
+            got.push(row.text(1).unwrap().to_owned());
         }
         let progress = source.progress();
         assert_eq!(

@@ -2,12 +2,12 @@
 //! default format (tab-separated, `\`-escaped, `\N` for NULL): the ready
 //! file the end-to-end benchmark's `LOAD DATA` contender loads.
 //!
-//! Run: `cargo run --release --example xml_to_tsv -- IN.xml ROW_TAG COL1,COL2,... OUT.tsv`
+//! Run: `cargo run --release -p ringpipe-tools --bin xml_to_tsv -- IN.xml ROW_TAG COL1,COL2,... OUT.tsv`
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use ringpipe_ring::pipeline::{Row, Source};
+use ringpipe_pipeline::{Row, Source};
 use ringpipe_xml::{XmlConfig, XmlSource};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -8,7 +8,9 @@ use std::time::Instant;
 
 use parking_lot::Mutex;
 
-use super::{Pipeline, PipelineError, PipelineFailure, Progress, RunSummary, Sink, Source};
+use crate::runner::Pipeline;
+use crate::summary::{RunError, RunFailure};
+use crate::{Progress, RunSummary, Sink, Source};
 
 /// Runs one [`Pipeline`] per region of an input, each on its own thread, as
 /// one run.
@@ -19,7 +21,8 @@ use super::{Pipeline, PipelineError, PipelineFailure, Progress, RunSummary, Sink
 /// then finds fewer of their inserts in the same index pages).
 ///
 /// Shards are numbered across the run: region `r`'s shards follow those of
-/// the regions before it, which is the number `make_sink` gets. Each
+/// the regions before it, which is the number `make_sink` gets (each
+/// pipeline knows its first shard). Each
 /// region's source says how many records come before it
 /// ([`Source::records_before`]), so that record numbers and checkpoints
 /// count in the whole input.
@@ -31,46 +34,7 @@ use super::{Pipeline, PipelineError, PipelineFailure, Progress, RunSummary, Sink
 /// source panics, whose panic the run then resumes). The run reports the
 /// first failing region's error.
 ///
-/// # Examples
-///
-/// ```
-/// use ringpipe_ring::pipeline::{Pipeline, Regions, Row, Sink, SinkError, Source};
-/// # #[derive(Debug, thiserror::Error)] #[error("never")] struct Never;
-/// # impl SinkError for Never { fn is_retryable(&self) -> bool { false } }
-///
-/// /// Numbers `from + 1..=to`.
-/// struct Range { columns: Vec<String>, from: u32, next: u32, to: u32 }
-/// impl Source for Range {
-///     type Error = std::io::Error;
-///     fn columns(&self) -> &[String] { &self.columns }
-///     fn records_before(&self) -> u64 { u64::from(self.from) }
-///     fn next_row(&mut self, row: &mut Row) -> Result<bool, Self::Error> {
-///         row.clear();
-///         row.set(0, &self.next.to_string());
-///         self.next += 1;
-///         Ok(self.next <= self.to)
-///     }
-/// }
-///
-/// #[derive(Default)]
-/// struct Count(u64);
-/// impl Sink for Count {
-///     type Error = Never;
-///     fn write(&mut self, _: &Row) -> Result<(), Never> { self.0 += 1; Ok(()) }
-///     fn flush(&mut self) -> Result<(), Never> { Ok(()) }
-///     fn rollback(&mut self) -> Result<(), Never> { Ok(()) }
-/// }
-///
-/// let region = |from, to| Range { columns: vec!["n".into()], from, next: from, to };
-/// let regions = Regions::new(vec![
-///     Pipeline::new(region(0, 500)),
-///     Pipeline::new(region(500, 1000)),
-/// ]);
-/// let summary = regions.run(|_shard| Ok(Count::default()))?;
-/// assert_eq!((summary.rows_read, summary.shards), (1000, 2));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub struct Regions<S> {
+pub(crate) struct Regions<S> {
     pipelines: Vec<Pipeline<S>>,
 }
 
@@ -80,38 +44,21 @@ impl<S: Source> Regions<S> {
     /// # Panics
     ///
     /// Panics if `pipelines` is empty.
-    pub fn new(pipelines: Vec<Pipeline<S>>) -> Self {
+    pub(crate) fn new(pipelines: Vec<Pipeline<S>>) -> Self {
         assert!(!pipelines.is_empty(), "a run needs at least one region");
         Regions { pipelines }
     }
 
-    /// Runs every region to the end of its source.
+    /// Runs every region to the end of its source, calling `on_progress`
+    /// with the whole run's progress a few times a second (from the regions'
+    /// threads, one at a time).
     ///
     /// # Errors
     ///
     /// The first failing region's error (in region order; a region stopped
-    /// because another failed reports [`PipelineError::Stopped`] only if no
+    /// because another failed reports [`RunError::Stopped`] only if no
     /// other error is known), with the summary of the whole run.
-    pub fn run<K, F>(self, make_sink: F) -> Result<RunSummary, PipelineFailure>
-    where
-        K: Sink + 'static,
-        F: Fn(usize) -> Result<K, K::Error> + Sync,
-    {
-        self.run_with_progress(make_sink, |_| {})
-    }
-
-    /// As [`run`](Self::run), calling `on_progress` with the whole run's
-    /// progress a few times a second (from the regions' threads, one at a
-    /// time).
-    ///
-    /// # Errors
-    ///
-    /// As [`run`](Self::run).
-    pub fn run_with_progress<K, F, P>(
-        self,
-        make_sink: F,
-        on_progress: P,
-    ) -> Result<RunSummary, PipelineFailure>
+    pub(crate) fn run<K, F, P>(self, make_sink: F, on_progress: P) -> Result<RunSummary, RunFailure>
     where
         K: Sink + 'static,
         F: Fn(usize) -> Result<K, K::Error> + Sync,
@@ -120,7 +67,6 @@ impl<S: Source> Regions<S> {
         let started = Instant::now();
         let stops: Vec<Arc<AtomicBool>> = self.pipelines.iter().map(|_| Arc::default()).collect();
         let progress = Mutex::new((vec![Progress::default(); self.pipelines.len()], on_progress));
-        let mut first_shard = 0;
         let results: Vec<_> = std::thread::scope(|scope| {
             let threads: Vec<_> = self
                 .pipelines
@@ -128,39 +74,32 @@ impl<S: Source> Regions<S> {
                 .enumerate()
                 .map(|(region, mut pipeline)| {
                     pipeline.stop = Some(Arc::clone(&stops[region]));
-                    let offset = first_shard;
-                    first_shard += pipeline.shard_count();
                     let (stops, make_sink, progress) = (&stops, &make_sink, &progress);
                     std::thread::Builder::new()
                         .name(format!("ringpipe-region-{region}"))
                         .spawn_scoped(scope, move || {
                             let run = catch_unwind(AssertUnwindSafe(|| {
-                                pipeline.run_with_progress(
-                                    |shard| make_sink(offset + shard),
-                                    |p| {
-                                        let mut guard = progress.lock();
-                                        let (regions, on_progress) = &mut *guard;
-                                        regions[region] = *p;
-                                        let whole = regions
-                                            .iter()
-                                            .fold(Progress::default(), |sum, p| sum.merge(p));
-                                        on_progress(&whole);
-                                    },
-                                )
+                                pipeline.run(make_sink, |p| {
+                                    let mut guard = progress.lock();
+                                    let (regions, on_progress) = &mut *guard;
+                                    regions[region] = *p;
+                                    let whole = regions
+                                        .iter()
+                                        .fold(Progress::default(), |sum, p| sum.merge(p));
+                                    on_progress(&whole);
+                                })
                             }));
                             let stop_from = match &run {
                                 // A region that was stopped stops no more:
                                 // whoever stopped it chose which to stop.
                                 Ok(Ok(_)) => None,
-                                Ok(Err(failure))
-                                    if matches!(failure.error, PipelineError::Stopped) =>
-                                {
+                                Ok(Err(failure)) if matches!(failure.error, RunError::Stopped) => {
                                     None
                                 }
                                 // Bad input: the regions before it hold only
                                 // records before the fault.
                                 Ok(Err(failure))
-                                    if matches!(failure.error, PipelineError::Source(_)) =>
+                                    if matches!(failure.error, RunError::Source(_)) =>
                                 {
                                     Some(region + 1)
                                 }
@@ -189,20 +128,18 @@ impl<S: Source> Regions<S> {
 /// One result for the run: success if every region succeeded, else the
 /// first real failure, each with the summary of all regions.
 fn combine(
-    results: Vec<Result<RunSummary, PipelineFailure>>,
+    results: Vec<Result<RunSummary, RunFailure>>,
     started: Instant,
-) -> Result<RunSummary, PipelineFailure> {
+) -> Result<RunSummary, RunFailure> {
     let mut summary = RunSummary::default();
-    let mut failure: Option<PipelineError> = None;
+    let mut failure: Option<RunError> = None;
     for result in results {
         match result {
             Ok(part) => summary = summary.merge(part),
             Err(part) => {
                 summary = summary.merge(part.summary);
-                let stopped = matches!(part.error, PipelineError::Stopped);
-                if failure.is_none()
-                    || (!stopped && matches!(failure, Some(PipelineError::Stopped)))
-                {
+                let stopped = matches!(part.error, RunError::Stopped);
+                if failure.is_none() || (!stopped && matches!(failure, Some(RunError::Stopped))) {
                     failure = Some(part.error);
                 }
             }
@@ -211,6 +148,6 @@ fn combine(
     summary.elapsed = started.elapsed();
     match failure {
         None => Ok(summary),
-        Some(error) => Err(PipelineFailure { error, summary }),
+        Some(error) => Err(RunFailure { error, summary }),
     }
 }

@@ -3,24 +3,24 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::stages::RunState;
-use super::SourceProgress;
-use crate::{BoxError, BuildError, Failure, RingError};
+use ringpipe_ring::{BoxError, BuildError, Failure, RingError};
+
+use crate::stages::{RunState, ShardError};
+use crate::SourceProgress;
 
 /// What a run did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RunSummary {
     /// Records the source produced.
     pub rows_read: u64,
-    /// Records not sent to the sinks because an earlier run committed them
-    /// ([`Pipeline::resume_after`](super::Pipeline::resume_after)).
+    /// Records not sent to the sinks because an earlier run committed them.
     pub rows_skipped: u64,
     /// Rows the sinks committed (each exactly once, whatever was replayed).
     pub rows_written: u64,
     /// Rows the sinks set aside instead of storing
-    /// ([`Sink::last_flush_diverted`](super::Sink::last_flush_diverted)).
+    /// ([`Sink::last_commit_diverted`](crate::Sink::last_commit_diverted)).
     pub rows_diverted: u64,
-    /// Successful sink flushes (transactions committed).
+    /// Successful sink commits (transactions committed).
     pub commits: u64,
     /// Batches rolled back and replayed.
     pub rewinds: u64,
@@ -31,7 +31,7 @@ pub struct RunSummary {
 }
 
 /// A progress reading, passed to the callback of
-/// [`Pipeline::run_with_progress`](super::Pipeline::run_with_progress) on the source's thread.
+/// [`Import::run_with_progress`](crate::Import::run_with_progress).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Progress {
     /// Records read so far.
@@ -44,47 +44,32 @@ pub struct Progress {
     pub elapsed: Duration,
 }
 
-/// Why a run failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum PipelineError {
+/// Why one region's run failed, its errors still boxed; the import turns
+/// it into the caller's typed [`ImportError`](crate::ImportError).
+#[derive(Debug)]
+pub(crate) enum RunError {
     /// A sink could not be created (nothing was read).
-    #[error("cannot open sink for shard {shard}: {error}")]
-    SinkSetup {
-        /// The shard whose sink failed.
-        shard: usize,
-        /// Why.
-        error: BoxError,
-    },
+    SinkSetup { shard: usize, error: BoxError },
     /// The source stopped with an error; rows before it were committed.
-    #[error("{0}")]
     Source(BoxError),
     /// A sink failed for good; rows of earlier batches stay committed.
-    #[error("{0}")]
     Sink(Box<Failure>),
     /// A sink's final `close` failed.
-    #[error("closing a sink failed: {0}")]
-    SinkClose(String),
+    SinkClose(ShardError),
     /// The ring itself failed (a thread panicked outside a handler).
-    #[error(transparent)]
     Ring(RingError),
     /// The ring could not be started.
-    #[error(transparent)]
-    Build(#[from] BuildError),
+    Build(BuildError),
     /// Stopped early because another region of the same run failed; what
     /// was read before the stop was committed.
-    #[error("stopped: another region of the input failed")]
     Stopped,
 }
 
 /// A failed run: the error, and what the run did before it.
-#[derive(Debug, thiserror::Error)]
-#[error("{error}")]
-pub struct PipelineFailure {
-    /// Why the run failed.
-    pub error: PipelineError,
-    /// What was done before the failure (committed rows stay committed).
-    pub summary: RunSummary,
+#[derive(Debug)]
+pub(crate) struct RunFailure {
+    pub(crate) error: RunError,
+    pub(crate) summary: RunSummary,
 }
 
 impl RunSummary {

@@ -12,7 +12,7 @@
 //! (`mysql_native_password`), a MariaDB server with bulk operations; any
 //! error ends it.
 //!
-//! Run: `cargo run --release --example bulk_wire_probe -- mysql://root@127.0.0.1:3306/test TABLE COL1,COL2,... DEPTH A.tsv [B.tsv ...]`
+//! Run: `cargo run --release -p ringpipe-tools --bin bulk_wire_probe -- mysql://root@127.0.0.1:3306/test TABLE COL1,COL2,... DEPTH A.tsv [B.tsv ...]`
 
 use std::error::Error;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -1,0 +1,44 @@
+//! What the sinks of one import share, built once by [`prepare`](crate::prepare).
+
+use std::sync::Arc;
+
+use mysql::Opts;
+
+use crate::config::{BulkClient, Mode, WritePath};
+use crate::ident::Ident;
+use crate::reject::RejectLog;
+use crate::statement::InsertShape;
+
+/// The state every sink of one import shares (behind
+/// [`PreparedTarget`](crate::PreparedTarget)).
+#[derive(Debug)]
+pub(crate) struct Shared {
+    /// Driver options (password resolved).
+    pub(crate) opts: Opts,
+    /// The URL, redacted, for messages.
+    pub(crate) redacted_url: String,
+    /// Mapped columns, quoted.
+    pub(crate) columns: Vec<Ident>,
+    /// Key columns (primary, else first unique).
+    pub(crate) key_columns: Vec<String>,
+    /// Duplicate handling.
+    pub(crate) mode: Mode,
+    /// The write path after fallbacks.
+    pub(crate) path: WritePath,
+    /// Who sends the bulk path's statements (the driver on other paths).
+    pub(crate) client: BulkClient,
+    /// Parts of the multi-row INSERT for `mode`.
+    pub(crate) shape: InsertShape,
+    /// The `LOAD DATA` statement for `mode`.
+    pub(crate) load_sql: String,
+    /// Rows per statement.
+    pub(crate) max_rows: usize,
+    /// The wire client's bulk parameter type per column.
+    pub(crate) param_types: Vec<u8>,
+    /// The configured statement size bound, if any.
+    pub(crate) max_bytes: Option<usize>,
+    /// Bad-record budget and reject file, shared by all shards.
+    pub(crate) rejects: Arc<RejectLog>,
+    /// The table's name as given, for checkpoint rows.
+    pub(crate) table_name: String,
+}

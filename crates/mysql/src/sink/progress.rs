@@ -1,0 +1,55 @@
+//! The checkpoint in the batch's transaction, and what it settles after a
+//! `COMMIT` whose outcome was lost with the connection.
+
+use super::MysqlSink;
+use crate::checkpoint;
+use crate::MysqlError;
+
+impl MysqlSink {
+    /// The statement recording this batch's checkpoint, if enabled.
+    pub(super) fn progress_sql(&mut self) -> Result<Option<String>, MysqlError> {
+        if self.identity.is_none() {
+            return Ok(None);
+        }
+        let no_backslash_escapes = self.ensure_session()?.no_backslash_escapes;
+        let Some(identity) = &self.identity else {
+            return Ok(None);
+        };
+        Ok(Some(checkpoint::record_sql(
+            &self.target.table_name,
+            self.shard,
+            self.batch.last_record(),
+            identity,
+            no_backslash_escapes,
+        )))
+    }
+
+    /// Adds this batch's checkpoint to the open transaction, if enabled.
+    pub(super) fn record_progress(&mut self) -> Result<(), MysqlError> {
+        match self.progress_sql()? {
+            Some(sql) => self.query(&sql, "recording the checkpoint"),
+            None => Ok(()),
+        }
+    }
+
+    /// After a `COMMIT` whose outcome was lost with the connection: whether
+    /// the checkpoint shows that the open batch did commit. Without
+    /// checkpoints there is no way to know; the batch is sent again.
+    pub(super) fn already_committed(&mut self) -> Result<bool, MysqlError> {
+        self.commit_unknown = false;
+        if self.identity.is_none() {
+            return Ok(false);
+        }
+        let (table, shard, last) = (
+            self.target.table_name.clone(),
+            self.shard,
+            self.batch.last_record(),
+        );
+        let session = self.ensure_session()?;
+        let no_backslash_escapes = session.no_backslash_escapes;
+        let result =
+            checkpoint::committed_through(&mut session.conn, &table, shard, no_backslash_escapes);
+        let done = self.note_failure(result)?;
+        Ok(done.is_some_and(|done| done >= last))
+    }
+}

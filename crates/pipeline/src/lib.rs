@@ -1,0 +1,36 @@
+//! ringpipe-pipeline: source → ring → sharded sinks → checkpoints.
+//!
+//! A [`Source`] fills preallocated [`Row`]s in place; [`Import`] publishes
+//! them into a ring per region of the input, where each of `n` shards owns
+//! the records [`Ownership`] gives it; a shard's [`Sink`] writes its rows
+//! and commits them once per batch together with a [`Checkpoint`], so an
+//! interrupted import resumes exactly where it stopped. A retryable sink
+//! error rolls the batch back and replays it.
+//!
+//! Writing a sink takes three calls (`begin`, `write`, `commit`) and an
+//! error type of your own that says whether it is [`Retryable`];
+//! [`Target`] opens one sink per shard and, for a resumable destination,
+//! reads back and clears the checkpoints.
+
+mod error;
+mod identity;
+mod import;
+mod ownership;
+mod regions;
+mod row;
+mod runner;
+mod sink;
+mod source;
+mod stages;
+mod summary;
+mod target;
+
+pub use error::{ImportError, ImportFailure, ResumeError};
+pub use identity::{fingerprint, ImportIdentity};
+pub use import::{Import, ImportResult};
+pub use ownership::Ownership;
+pub use row::{RecordPosition, Row, Value};
+pub use sink::{Checkpoint, Retryable, Sink};
+pub use source::{Source, SourceProgress};
+pub use summary::{Progress, RunSummary};
+pub use target::{Discard, StoredCheckpoint, Target, TargetError};

@@ -1,0 +1,6 @@
+//! Integration tests of ringpipe-pipeline, built as one binary.
+
+mod pipeline;
+mod regions;
+mod resume;
+mod support;

@@ -1,0 +1,144 @@
+//! Exactly once across an interruption: every combination of shards,
+//! regions and shard blocks, interrupted at several points and resumed,
+//! commits every record exactly once.
+
+use ringpipe_pipeline::{Import, ImportError, ResumeError};
+
+use crate::support::{regions, Faults, Memory};
+
+/// Records in the input of the matrix.
+const TOTAL: u64 = 6_000;
+
+/// Imports `TOTAL` records with a fatal fault at `fail_id`, then resumes
+/// with the same settings, and checks the result is exact.
+fn interrupt_and_resume(shards: usize, region_count: u64, block: Option<u64>, fail_id: u64) {
+    let case =
+        format!("shards {shards}, regions {region_count}, block {block:?}, fail at {fail_id}");
+    let import = |target: &Memory, resume: bool| {
+        let mut import = Import::new(target.clone())
+            .shards(shards)
+            .batch_rows(50)
+            .checkpoints("numbers", "id,name")
+            .resume(resume);
+        if let Some(block) = block {
+            import = import.shard_block(block);
+        }
+        import.run(regions(TOTAL, region_count))
+    };
+    let target = Memory::default();
+    let first = target.with_faults(Faults {
+        fatal_id: Some(fail_id),
+        ..Faults::default()
+    });
+    let failure = import(&first, false).expect_err(&case);
+    assert!(
+        matches!(failure.error, ImportError::Sink { .. }),
+        "{case}: {failure}"
+    );
+    let committed_before = target.committed_ids().len() as u64;
+    assert!(
+        committed_before < TOTAL,
+        "{case}: the fault landed after the end"
+    );
+    let resumed = match import(&target, true) {
+        // Nothing committed, nothing recorded: the import starts afresh.
+        Err(failure) if committed_before == 0 => {
+            let nothing = matches!(
+                failure.error,
+                ImportError::Resume(ResumeError::NothingToResume)
+            );
+            assert!(nothing, "{case}: {failure}");
+            import(&target, false)
+        }
+        resumed => resumed,
+    };
+    let summary = resumed.unwrap_or_else(|e| panic!("{case}: {e}"));
+    assert_eq!(summary.rows_read, TOTAL, "{case}");
+    assert_eq!(summary.rows_skipped, committed_before, "{case}");
+    assert_eq!(summary.rows_written, TOTAL - committed_before, "{case}");
+    // `committed_ids` also fails on a record committed twice.
+    assert_eq!(target.committed_ids(), (1..=TOTAL).collect(), "{case}");
+}
+
+#[test]
+fn every_layout_resumes_exactly_after_an_interruption() {
+    for shards in [1, 2, 4, 6] {
+        for region_count in [1, 2, 3] {
+            if shards % region_count as usize != 0 {
+                continue;
+            }
+            for block in [Some(1), Some(7), None] {
+                for fail_id in [1, 777, 2_999, 3_001, 5_999] {
+                    interrupt_and_resume(shards, region_count, block, fail_id);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_resume_with_other_settings_is_refused() {
+    let target = Memory::default().with_faults(Faults {
+        fatal_id: Some(100),
+        ..Faults::default()
+    });
+    let import = |shards: usize, input: &str| {
+        Import::new(target.clone())
+            .shards(shards)
+            .batch_rows(10)
+            .checkpoints(input, "id,name")
+    };
+    import(2, "a").run(regions(1_000, 1)).unwrap_err();
+    let failure = import(4, "a")
+        .resume(true)
+        .run(regions(1_000, 1))
+        .unwrap_err();
+    assert!(
+        matches!(
+            failure.error,
+            ImportError::Resume(ResumeError::Differs {
+                what: "shard count",
+                ..
+            })
+        ),
+        "{failure}"
+    );
+    let failure = import(2, "b")
+        .resume(true)
+        .run(regions(1_000, 1))
+        .unwrap_err();
+    assert_eq!(
+        failure.to_string(),
+        "the interrupted import had input a, this one has b"
+    );
+    let failure = import(2, "a")
+        .resume(true)
+        .run(regions(1_000, 2))
+        .unwrap_err();
+    assert!(
+        matches!(
+            failure.error,
+            ImportError::Resume(ResumeError::Differs {
+                what: "mapping",
+                ..
+            })
+        ),
+        "{failure}"
+    );
+}
+
+#[test]
+fn resuming_with_nothing_recorded_says_so() {
+    let failure = Import::new(Memory::default())
+        .checkpoints("a", "m")
+        .resume(true)
+        .run(regions(10, 1))
+        .unwrap_err();
+    assert!(
+        matches!(
+            failure.error,
+            ImportError::Resume(ResumeError::NothingToResume)
+        ),
+        "{failure}"
+    );
+}

@@ -1,0 +1,3 @@
+//! Measuring tools of the benchmark scripts: `xml_to_tsv` (the ready TSV
+//! the LOAD DATA contenders load) and `bulk_wire_probe` (what the server
+//! gives a client with no driver at all). See `src/bin/`.
