@@ -113,6 +113,11 @@ pub struct ImportArgs {
     /// `[not(@attr)]`, `text()` (docs/xml-mapping.md).
     #[arg(long = "field", value_name = "COLUMN=PATH")]
     pub fields: Vec<String>,
+    /// Decode a column's text into bytes: `--decode data=base64` (or
+    /// `hex`), for producers that do not mark binary fields with
+    /// `xsi:type` (repeatable).
+    #[arg(long = "decode", value_name = "COLUMN=hex|base64")]
+    pub decodes: Vec<String>,
     /// The separator `--repeated join` puts between values.
     #[arg(long, value_name = "SEP", default_value = "\\n")]
     pub join_with: String,

@@ -1,5 +1,6 @@
 //! What to read: the record element, the output columns, and the limits.
 
+use crate::binary::Decode;
 use crate::path::Path;
 use crate::qname::NameTest;
 
@@ -98,6 +99,8 @@ pub struct XmlConfig {
     join_with: String,
     /// `(column, path)` from [`XmlConfig::field`].
     paths: Vec<(String, String)>,
+    /// `(column, decoding)` from [`XmlConfig::decode`].
+    decodes: Vec<(String, Decode)>,
     limits: Limits,
 }
 
@@ -127,6 +130,7 @@ impl XmlConfig {
             repeated_columns: Vec::new(),
             join_with: "\n".into(),
             paths: Vec::new(),
+            decodes: Vec::new(),
             limits: Limits::default(),
         }
     }
@@ -149,6 +153,28 @@ impl XmlConfig {
         self.paths.retain(|(c, _)| *c != column);
         self.paths.push((column, path.into()));
         self
+    }
+
+    /// Decodes `column`'s text (hex or base64) into the bytes it encodes,
+    /// for producers that do not mark binary fields with `xsi:type`
+    /// (a field with `xsi:type="xs:hexBinary"` or `"xs:base64Binary"` is
+    /// decoded without this).
+    pub fn decode(mut self, column: impl Into<String>, decode: Decode) -> Self {
+        let column = column.into();
+        self.decodes.retain(|(c, _)| *c != column);
+        self.decodes.push((column, decode));
+        self
+    }
+
+    /// How each column's text is decoded, in column order.
+    pub(crate) fn column_decodes(&self) -> Vec<Option<Decode>> {
+        let decode = |column: &String| {
+            self.decodes
+                .iter()
+                .find(|(c, _)| c == column)
+                .map(|(_, d)| *d)
+        };
+        self.columns.iter().map(decode).collect()
     }
 
     /// With `true`, a field that maps to no column stops the source with
@@ -302,6 +328,11 @@ impl XmlConfig {
         NameTest::parse(&self.row_tag).map_err(|m| format!("the record element {m}"))?;
         for (field, _) in &self.renames {
             NameTest::parse(field).map_err(|m| format!("field {m}"))?;
+        }
+        if let Some((column, _)) = self.decodes.iter().find(|(c, _)| !self.columns.contains(c)) {
+            return Err(format!(
+                "a decoding names `{column}`, which is not a column"
+            ));
         }
         for (column, path) in &self.paths {
             if !self.columns.contains(column) {

@@ -22,6 +22,8 @@ pub(crate) enum Fault {
     Limit(LimitKind, u64),
     /// A field with no column (strict mode).
     UnknownField(String),
+    /// A value that does not decode (`--decode`, `xsi:type`).
+    BadValue { field: String, message: String },
     /// No record element in the whole document.
     NoRecords(String),
     /// A second value for a column whose policy is `error`.

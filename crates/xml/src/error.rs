@@ -149,6 +149,17 @@ pub enum XmlError {
         /// The column.
         column: String,
     },
+    /// A binary field (`xsi:type="xs:hexBinary"`, `--decode`) whose text
+    /// does not decode.
+    #[error("{position}: field `{field}`: bad value: {message}")]
+    BadValue {
+        /// Where the field ends.
+        position: ErrorPosition,
+        /// The field's name.
+        field: String,
+        /// The column, the bad digit and where it is in the value.
+        message: String,
+    },
     /// The document is well-formed but has no record element (and
     /// [`XmlConfig::allow_empty`](crate::XmlConfig::allow_empty) is off).
     #[error("{position}: {message}")]
@@ -181,6 +192,7 @@ impl XmlError {
             | XmlError::Limit { position, .. }
             | XmlError::NoRecords { position, .. }
             | XmlError::RepeatedField { position, .. }
+            | XmlError::BadValue { position, .. }
             | XmlError::UnknownField { position, .. } => position,
         }
     }

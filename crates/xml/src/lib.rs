@@ -166,6 +166,7 @@
 //! The [`gen`] module writes deterministic, realistic product catalogues
 //! for tests and benchmarks.
 
+mod binary;
 mod chars;
 mod config;
 mod cursor;
@@ -194,6 +195,7 @@ mod text;
 mod usage;
 mod window;
 
+pub use binary::Decode;
 pub use config::{Limits, Repeated, XmlConfig};
 pub use error::{ErrorPosition, LimitKind, XmlError};
 pub use source::XmlSource;

@@ -7,6 +7,7 @@
 
 use ringpipe_pipeline::Row;
 
+use crate::binary::Decode;
 use crate::config::{Limits, Repeated, XmlConfig};
 use crate::diagnose::{Fault, Located};
 use crate::document::Document;
@@ -60,6 +61,14 @@ pub(crate) struct RecordReader {
     shape: Shape,
     /// The `--field` paths.
     paths: PathEval,
+    /// How each column's text turns into bytes (`--decode`), if it does.
+    decodes: Vec<Option<Decode>>,
+    /// The open field whose text is decoded when it closes: column, how,
+    /// and the field's name.
+    pending: Option<(usize, Decode, String)>,
+    /// Reused buffers for decoding.
+    decode_text: String,
+    binary: Vec<u8>,
     /// `(depth, column)`: the text of the element open at `depth` goes to
     /// `column` (selected by a path).
     text_targets: Vec<(usize, usize)>,
@@ -88,6 +97,10 @@ impl RecordReader {
             shape: Shape::default(),
             paths: PathEval::new(config.field_paths(), config.limits().max_attributes),
             text_targets: Vec::new(),
+            decodes: config.column_decodes(),
+            pending: None,
+            decode_text: String::new(),
+            binary: Vec::new(),
             strict: config.is_strict(),
             keep_line_ends: config.keeps_line_ends(),
             limits: config.limits(),
@@ -218,7 +231,14 @@ impl RecordReader {
             match hit {
                 Hit::Raw { raw, at, .. } => push_value(raw, at, declared, value)?,
                 Hit::Expanded(_, expanded) => value.push_str(&expanded),
-                Hit::Text { depth, .. } => self.text_targets.push((depth, column)),
+                Hit::Text { depth, .. } => {
+                    self.text_targets.push((depth, column));
+                    continue;
+                }
+            }
+            if let Some(mode) = self.decodes[column] {
+                self.decode_column(column, mode, name, row)
+                    .map_err(|fault| Located { fault, offset: at })?;
             }
             if row.get(column).map_or(0, |v| v.len()) > max_value {
                 return Err(too_large(max_value).into());
@@ -272,11 +292,20 @@ impl RecordReader {
 
     /// The element at `depth` closed; returns whether that ends the record.
     #[inline]
-    pub(crate) fn close(&mut self, depth: usize) -> bool {
+    pub(crate) fn close(&mut self, depth: usize, row: &mut Row) -> Result<bool, Fault> {
+        if depth == self.record_depth + 1 {
+            if let Some((column, mode, field)) = self.pending.take() {
+                self.decode_column(column, mode, &field, row)?;
+            }
+        }
         if !self.paths.is_empty() {
             self.paths.close(depth);
-            while self.text_targets.last().is_some_and(|(d, _)| *d >= depth) {
+            while let Some(&(d, column)) = self.text_targets.last().filter(|(d, _)| *d >= depth) {
                 self.text_targets.pop();
+                if let (true, Some(mode)) = (d == depth, self.decodes[column]) {
+                    let field = format!("--field {}", self.columns[column]);
+                    self.decode_column(column, mode, &field, row)?;
+                }
             }
         }
         if depth == self.record_depth + 1 {
@@ -286,7 +315,31 @@ impl RecordReader {
         if ends_record {
             self.record_depth = 0;
         }
-        ends_record
+        Ok(ends_record)
+    }
+
+    /// Turns column `column`'s text into the bytes it encodes.
+    fn decode_column(
+        &mut self,
+        column: usize,
+        mode: Decode,
+        field: &str,
+        row: &mut Row,
+    ) -> Result<(), Fault> {
+        self.decode_text.clear();
+        self.decode_text
+            .push_str(row.text(column).unwrap_or_default());
+        self.binary.clear();
+        mode.decode(&self.decode_text, &mut self.binary)
+            .map_err(|(at, why)| Fault::BadValue {
+                field: field.to_owned(),
+                message: format!(
+                    "column `{}`: {why} (at character {at} of the value)",
+                    self.columns[column]
+                ),
+            })?;
+        row.set_bytes(column, &self.binary);
+        Ok(())
     }
 
     /// Whether text at `depth` belongs to a field value.
@@ -440,6 +493,10 @@ impl RecordReader {
                     if value.len() > max_value {
                         return Err(too_large(max_value).into());
                     }
+                    if let Some(mode) = self.decodes[column] {
+                        self.decode_column(column, mode, key, row)
+                            .map_err(|fault| Located { fault, offset: at })?;
+                    }
                     Ok(())
                 }
                 None if self.strict
@@ -466,6 +523,7 @@ impl RecordReader {
         let scope = &document.namespaces;
         let mut field_name: Option<String> = None;
         let mut nil = false;
+        let mut typed: Option<Decode> = None;
         if element.has_attributes() {
             let scratch = &mut self.scratch;
             let is_field = !element.prefixed() && element_name == "field";
@@ -478,6 +536,9 @@ impl RecordReader {
                     }
                     key if is_xsi(key, "nil", scope) => {
                         nil = matches!(attribute.value.trim(), "true" | "1")
+                    }
+                    key if is_xsi(key, "type", scope) => {
+                        typed = Decode::from_xsi_type(attribute.value)
                     }
                     _ => check_value(attribute.value, at, declared, scratch)?,
                 }
@@ -510,6 +571,9 @@ impl RecordReader {
             (Claim::Fresh, false) => {
                 // Marks the column present and empty: `<name/>` is the empty string.
                 row.value_mut(column);
+                if let Some(mode) = typed.or(self.decodes[column]) {
+                    self.pending = Some((column, mode, name.to_owned()));
+                }
                 Ok(Target::Column(column))
             }
         }

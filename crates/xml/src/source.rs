@@ -422,6 +422,11 @@ impl XmlSource {
             },
             Fault::UnknownField(field) => XmlError::UnknownField { position, field },
             Fault::NoRecords(message) => XmlError::NoRecords { position, message },
+            Fault::BadValue { field, message } => XmlError::BadValue {
+                position,
+                field,
+                message,
+            },
             Fault::Repeated { field, column } => XmlError::RepeatedField {
                 position,
                 field,
@@ -486,7 +491,7 @@ fn step(
         Token::Empty(tag) => {
             document.open(&tag)?;
             let opened = record.open(&tag, document.depth(), row, document)?;
-            let ended = record.close(document.depth());
+            let ended = record.close(document.depth(), row)?;
             document.close(tag.name())?;
             debug_assert_eq!(ended, opened == Opened::Record);
             match opened {
@@ -497,7 +502,7 @@ fn step(
         Token::End(name) => {
             let depth = document.depth();
             document.close(name)?;
-            if record.close(depth) {
+            if record.close(depth, row)? {
                 Step::RecordEnd
             } else {
                 Step::Continue
