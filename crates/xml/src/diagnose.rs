@@ -16,6 +16,8 @@ pub(crate) enum Fault {
     Encoding(String),
     /// Bytes that are not UTF-8 in input read as UTF-8.
     BadUtf8,
+    /// A character XML forbids (a C0 control, U+FFFE, U+FFFF).
+    Forbidden(String),
     /// A refused or undefined reference, as written (`&name;`).
     Entity { reference: String, error: RefError },
     /// A configured limit crossed, with the limit's value.

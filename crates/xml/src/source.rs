@@ -393,22 +393,19 @@ impl XmlSource {
             Fault::Syntax(message) => XmlError::Syntax { position, message },
             Fault::Encoding(message) => XmlError::Encoding { position, message },
             Fault::BadUtf8 => {
-                let dump = self
-                    .document
-                    .open_elements()
-                    .first()
-                    .is_some_and(|root| root == "mysqldump");
-                let hint = if dump {
-                    "; this is a mysqldump/mariadb-dump --xml file: binary columns need \
-                     `--hex-blob` when dumping (the importer then decodes them)"
-                } else {
-                    " (declare the encoding in `<?xml … encoding=\"…\"?>` if the input is not UTF-8)"
-                };
                 let message = format!(
-                    "invalid UTF-8 at byte offset {}{hint}",
-                    position.byte_offset
+                    "invalid UTF-8 at byte offset {}{}",
+                    position.byte_offset,
+                    self.raw_bytes_hint(
+                        " (declare the encoding in `<?xml … encoding=\"…\"?>` \
+                         if the input is not UTF-8)"
+                    )
                 );
                 XmlError::Encoding { position, message }
+            }
+            Fault::Forbidden(message) => {
+                let message = format!("{message}{}", self.raw_bytes_hint(""));
+                XmlError::Syntax { position, message }
             }
             Fault::Entity { reference, error } => XmlError::Entity {
                 position,
@@ -433,6 +430,21 @@ impl XmlSource {
                 column,
             },
             Fault::Io(source) => XmlError::Io { position, source },
+        }
+    }
+}
+
+impl XmlSource {
+    /// What to say after bytes that cannot be XML text: in a mysqldump
+    /// file they are a binary column dumped without `--hex-blob`.
+    fn raw_bytes_hint(&self, otherwise: &'static str) -> &'static str {
+        let open = self.document.open_elements();
+        match open.first().is_some_and(|root| root == "mysqldump") {
+            true => {
+                "; this is a mysqldump/mariadb-dump --xml file: binary columns need \
+                 `--hex-blob` when dumping (the importer then decodes them)"
+            }
+            false => otherwise,
         }
     }
 }

@@ -149,11 +149,11 @@ impl Window {
             .get(at..)
             .and_then(|rest| rest.first().map(|&b| (b, rest)))
         {
-            Some((b, _)) if self.forbidden && b < 0x20 => Fault::syntax(format!(
+            Some((b, _)) if self.forbidden && b < 0x20 => Fault::Forbidden(format!(
                 "character U+{b:04X} is not allowed in XML (only tab, LF and CR of the \
                  control characters)"
             )),
-            Some((_, rest)) if self.forbidden => Fault::syntax(format!(
+            Some((_, rest)) if self.forbidden => Fault::Forbidden(format!(
                 "character {:?} (a noncharacter) is not allowed in XML",
                 String::from_utf8_lossy(&rest[..3.min(rest.len())])
             )),
@@ -351,7 +351,7 @@ pub(crate) mod tests {
             let mut w = window(input, 100);
             fill_all(&mut w);
             let error = w.text(0..input.len()).unwrap_err();
-            assert!(matches!(error.fault, Fault::Syntax(_)), "{input:?}");
+            assert!(matches!(error.fault, Fault::Forbidden(_)), "{input:?}");
             assert_eq!(error.offset, at, "{input:?}");
         }
     }

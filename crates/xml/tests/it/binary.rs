@@ -109,7 +109,8 @@ fn raw_bytes_in_a_dump_suggest_hex_blob() {
         .error
         .unwrap()
         .to_string();
-    assert!(error.contains("U+0000 is not allowed"), "{error}");
+    assert!(error.contains("U+0000 is not allowed in XML"), "{error}");
+    assert!(error.contains("need `--hex-blob` when dumping"), "{error}");
     let mut latin = DUMP.as_bytes().to_vec();
     let at = DUMP.find("5C30").unwrap();
     latin.splice(at..at + 4, [b'\\', 0xFF]);
