@@ -3,6 +3,7 @@
 mod binary;
 mod common;
 mod conformance;
+mod debian;
 mod differential;
 mod errors;
 mod fields;
