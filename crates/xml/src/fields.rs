@@ -3,7 +3,7 @@
 
 use crate::names::split_qname;
 use crate::namespaces::Namespaces;
-use crate::qname::NameTest;
+use crate::qname::{NameTest, NsTest};
 
 /// Maps the names of a record's fields to output column indexes.
 ///
@@ -37,18 +37,45 @@ impl FieldMap {
         scope: &Namespaces,
     ) -> Option<usize> {
         let (prefix, local) = split_qname(qname);
-        let hit = |(test, _): &(NameTest, usize)| {
-            test.local == local && test.matches_ns(prefix, attribute, scope)
-        };
-        if let Some(entry) = self.entries.get(self.next) {
-            if hit(entry) {
-                self.next += 1;
-                return Some(entry.1);
-            }
+        self.lookup_split(prefix, local, attribute, scope)
+    }
+
+    /// [`FieldMap::lookup`] for a name already split into prefix and local
+    /// part.
+    #[inline]
+    pub(crate) fn lookup_split(
+        &mut self,
+        prefix: &str,
+        local: &str,
+        attribute: bool,
+        scope: &Namespaces,
+    ) -> Option<usize> {
+        if self.hit(self.next, prefix, local, attribute, scope) {
+            let column = self.entries[self.next].1;
+            self.next += 1;
+            return Some(column);
         }
-        let found = self.entries.iter().position(hit)?;
+        let found =
+            (0..self.entries.len()).find(|&i| self.hit(i, prefix, local, attribute, scope))?;
         self.next = found + 1;
         Some(self.entries[found].1)
+    }
+
+    /// Whether entry `index` (if any) matches the name.
+    #[inline(always)]
+    fn hit(
+        &self,
+        index: usize,
+        prefix: &str,
+        local: &str,
+        attribute: bool,
+        scope: &Namespaces,
+    ) -> bool {
+        let Some((test, _)) = self.entries.get(index) else {
+            return false;
+        };
+        test.local.as_bytes() == local.as_bytes()
+            && (test.ns == NsTest::Any || test.matches_ns(prefix, attribute, scope))
     }
 }
 

@@ -262,7 +262,7 @@ impl RecordReader {
 
     /// Column `column` receives a value from field `field` (at the fault
     /// offset `at`): whether to take it, after the repeated-value policy.
-    #[inline]
+    #[inline(always)]
     fn claim(
         &mut self,
         column: usize,
@@ -292,8 +292,9 @@ impl RecordReader {
 
     /// The element at `depth` closed; returns whether that ends the record.
     #[inline]
+    #[inline(always)]
     pub(crate) fn close(&mut self, depth: usize, row: &mut Row) -> Result<bool, Fault> {
-        if depth == self.record_depth + 1 {
+        if self.pending.is_some() && depth == self.record_depth + 1 {
             if let Some((column, mode, field)) = self.pending.take() {
                 self.decode_column(column, mode, &field, row)?;
             }
@@ -352,10 +353,20 @@ impl RecordReader {
     }
 
     /// Text or CDATA content at `depth`.
+    #[inline(always)]
     pub(crate) fn text(&mut self, content: &str, depth: usize, row: &mut Row) -> Result<(), Fault> {
         if let Some(column) = self.column_at(depth) {
             self.append_text(column, content, row)?;
         }
+        if !self.text_targets.is_empty() {
+            self.text_to_paths(content, depth, row)?;
+        }
+        Ok(())
+    }
+
+    /// The part of [`RecordReader::text`] for text that paths select.
+    #[inline(never)]
+    fn text_to_paths(&mut self, content: &str, depth: usize, row: &mut Row) -> Result<(), Fault> {
         for i in 0..self.text_targets.len() {
             let (at_depth, column) = self.text_targets[i];
             if at_depth == depth {
@@ -366,7 +377,7 @@ impl RecordReader {
     }
 
     /// Appends text content to `column`, normalizing line ends.
-    #[inline]
+    #[inline(always)]
     fn append_text(&mut self, column: usize, content: &str, row: &mut Row) -> Result<(), Fault> {
         let value = row.append_mut(column);
         if value.len() + content.len() > self.limits.max_value_bytes {
@@ -548,7 +559,10 @@ impl RecordReader {
         let column = match &field_name {
             // `<field name="…">` names a plain column name, in no namespace.
             Some(name) => self.fields.lookup(name, true, scope),
-            None => self.fields.lookup(element_name, false, scope),
+            None => match element.prefixed() {
+                true => self.fields.lookup(element_name, false, scope),
+                false => self.fields.lookup_split("", element_name, false, scope),
+            },
         };
         let name = field_name.as_deref().unwrap_or(element_name);
         let Some(column) = column else {
