@@ -7,18 +7,21 @@ use std::sync::Arc;
 
 use ringpipe_pipeline::{RecordPosition, Row, Source, SourceProgress};
 
+mod fail;
+mod step;
+
 use crate::config::{XmlConfig, TOKEN_SLACK};
-use crate::diagnose::{Fault, Located};
+use crate::diagnose::Fault;
 use crate::document::Document;
 use crate::encoding::Charset;
 use crate::error::{ErrorPosition, XmlError};
 use crate::input::{self, Counting, PrepareError};
-use crate::lexer::{Lexer, Token};
-use crate::position::LineCounter;
-use crate::record::{Opened, RecordReader};
+use crate::lexer::Lexer;
+use crate::record::RecordReader;
 use crate::region::{self, PendingRegion, Plan, RegionReader};
 use crate::usage::ColumnUsage;
 use crate::window::Window;
+use step::{step, RegionEnd, Step};
 
 /// A streaming [`Source`] of rows from an XML document.
 ///
@@ -374,181 +377,6 @@ impl XmlSource {
             byte_offset: at.offset(),
         });
     }
-
-    /// Attaches the position to a fault found in the current token.
-    fn fail(&mut self, located: Located) -> XmlError {
-        let window = self.lexer.window();
-        let start = window.position();
-        let token = window.data();
-        let at: LineCounter = start.advanced(&token[..located.offset.min(token.len())]);
-        let position = ErrorPosition {
-            input: self.name.clone(),
-            line: at.line(),
-            column: at.column(),
-            byte_offset: at.offset(),
-            records_emitted: self.records,
-            inside_record: self.record.in_record(),
-        };
-        match located.fault {
-            Fault::Syntax(message) => XmlError::Syntax { position, message },
-            Fault::Encoding(message) => XmlError::Encoding { position, message },
-            Fault::BadUtf8 => {
-                let message = format!(
-                    "invalid UTF-8 at byte offset {}{}",
-                    position.byte_offset,
-                    self.raw_bytes_hint(
-                        " (declare the encoding in `<?xml … encoding=\"…\"?>` \
-                         if the input is not UTF-8)"
-                    )
-                );
-                XmlError::Encoding { position, message }
-            }
-            Fault::Forbidden(message) => {
-                let message = format!("{message}{}", self.raw_bytes_hint(""));
-                XmlError::Syntax { position, message }
-            }
-            Fault::Entity { reference, error } => XmlError::Entity {
-                position,
-                message: format!("{error}: {reference}"),
-                reference,
-            },
-            Fault::Limit(kind, limit) => XmlError::Limit {
-                position,
-                kind,
-                limit,
-            },
-            Fault::UnknownField(field) => XmlError::UnknownField { position, field },
-            Fault::NoRecords(message) => XmlError::NoRecords { position, message },
-            Fault::BadValue { field, message } => XmlError::BadValue {
-                position,
-                field,
-                message,
-            },
-            Fault::Repeated { field, column } => XmlError::RepeatedField {
-                position,
-                field,
-                column,
-            },
-            Fault::Io(source) => XmlError::Io { position, source },
-        }
-    }
-}
-
-impl XmlSource {
-    /// What to say after bytes that cannot be XML text: in a mysqldump
-    /// file they are a binary column dumped without `--hex-blob`.
-    fn raw_bytes_hint(&self, otherwise: &'static str) -> &'static str {
-        let open = self.document.open_elements();
-        match open.first().is_some_and(|root| root == "mysqldump") {
-            true => {
-                "; this is a mysqldump/mariadb-dump --xml file: binary columns need \
-                 `--hex-blob` when dumping (the importer then decodes them)"
-            }
-            false => otherwise,
-        }
-    }
-}
-
-/// Where a source's input ends.
-enum RegionEnd {
-    /// At the end of the input: the document must be complete.
-    Input,
-    /// Where the plan's boundary `k` starts the next region (or at the end
-    /// of the input, if the plan found no such boundary).
-    Planned(Arc<Plan>, usize),
-}
-
-impl RegionEnd {
-    /// The elements that must be open at the end, for a region that stops
-    /// where the next starts.
-    fn expected(&self) -> Option<Vec<String>> {
-        match self {
-            RegionEnd::Input => None,
-            RegionEnd::Planned(plan, k) => plan.boundary(*k).map(|b| b.open),
-        }
-    }
-}
-
-/// What one token meant for the caller's loop.
-enum Step {
-    /// Nothing for the caller.
-    Continue,
-    /// A record's start tag: its position is the current token's.
-    RecordStart,
-    /// A record's end tag: the row is complete.
-    RecordEnd,
-    /// A record in one empty-element tag `<row a="1"/>`.
-    WholeRecord,
-    /// End of input.
-    End,
-}
-
-/// Applies one token to the document and record state.
-#[inline]
-fn step(
-    token: Token<'_>,
-    document: &mut Document,
-    record: &mut RecordReader,
-    row: &mut Row,
-    region_end: &RegionEnd,
-) -> Result<Step, Located> {
-    let result = match token {
-        Token::Start(tag) => {
-            document.open(&tag)?;
-            match record.open(&tag, document.depth(), row, document)? {
-                Opened::Record => Step::RecordStart,
-                Opened::Other => Step::Continue,
-            }
-        }
-        Token::Empty(tag) => {
-            document.open(&tag)?;
-            let opened = record.open(&tag, document.depth(), row, document)?;
-            let ended = record.close(document.depth(), row)?;
-            document.close(tag.name())?;
-            debug_assert_eq!(ended, opened == Opened::Record);
-            match opened {
-                Opened::Record => Step::WholeRecord,
-                Opened::Other => Step::Continue,
-            }
-        }
-        Token::End(name) => {
-            let depth = document.depth();
-            document.close(name)?;
-            if record.close(depth, row)? {
-                Step::RecordEnd
-            } else {
-                Step::Continue
-            }
-        }
-        Token::Text(raw) => {
-            document.text(raw, "text")?;
-            record.content(raw, document.depth(), row, &document.declared)?;
-            Step::Continue
-        }
-        Token::CData(cdata) => {
-            document.text(cdata, "CDATA")?;
-            record.text(cdata, document.depth(), row)?;
-            Step::Continue
-        }
-        Token::Decl(content) => {
-            document.declaration(content)?;
-            Step::Continue
-        }
-        Token::DocType(doctype) => {
-            document.doctype(doctype)?;
-            Step::Continue
-        }
-        Token::Ignored => Step::Continue,
-        Token::Eof => {
-            match region_end.expected() {
-                Some(expected) => document.end_of_region(&expected)?,
-                None => document.end()?,
-            }
-            Step::End
-        }
-    };
-    document.event();
-    Ok(result)
 }
 
 fn check_config(name: &str, config: &XmlConfig) -> Result<(), XmlError> {
