@@ -20,8 +20,8 @@ work="target/demo"
 url="$(scripts/dev-db.sh | tail -n 1)"
 log "database: $url"
 
-log "building ringpipe (release)"
-cargo build --release --locked --quiet --bin ringpipe
+log "building ringpipe (release; the first build compiles ~150 crates: about 5 minutes on 2 cores, seconds afterwards)"
+cargo build --release --locked --bin ringpipe
 bin="target/release/ringpipe"
 
 mkdir -p "$work"
@@ -47,3 +47,8 @@ parse_mysql_url "$url"
 log "importing"
 # shellcheck disable=SC2086 # RINGPIPE_DEMO_ARGS is a list of flags
 "$bin" import "$file" --url "$url" --table "$table" --row product --mode truncate ${RINGPIPE_DEMO_ARGS:-}
+
+log "the first rows of $table:"
+mariadb --no-defaults --protocol=TCP -h "$DB_HOST" -P "$DB_PORT" -u "$DB_USER" "$DB_NAME" \
+    -e "SELECT id, sku, name, price, currency FROM \`$table\` ORDER BY id LIMIT 5"
+log "the binary is $bin (\`cargo install --path .\` puts ringpipe on PATH)"

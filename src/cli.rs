@@ -22,81 +22,111 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Write a deterministic product catalogue (for tests and benchmarks).
     Gen(GenArgs),
+    /// Print a shell completion script: `ringpipe completions bash >
+    /// /etc/bash_completion.d/ringpipe`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `ringpipe man > ringpipe.1`.
+    Man,
 }
+
+/// One example per group of `import`'s options.
+const IMPORT_EXAMPLES: &str = "\
+Examples:
+  Input:        ringpipe import dump.xml.gz …            (gzip; `-` reads stdin)
+  Mapping:      ringpipe import osm.xml --row node --map k=key …
+  Target:       ringpipe import p.xml --url mysql://me@db:3306/shop --table product --mode upsert
+  Performance:  ringpipe import p.xml … --shards 4 --batch-rows 2000
+  Reliability:  ringpipe import p.xml … --resume --max-bad 10 --reject-file bad.tsv
+  Output:       ringpipe import p.xml … --dry-run --preview 5";
 
 /// `ringpipe import`.
 #[derive(Debug, Args)]
+#[command(after_long_help = IMPORT_EXAMPLES)]
 pub struct ImportArgs {
     /// The XML file; `-` reads stdin; `.gz` files are decompressed.
+    #[arg(help_heading = "Input")]
     pub file: PathBuf,
     /// Server URL, `mysql://user[:password]@host[:port]/database`; the
     /// password may instead come from MYSQL_PWD or --password-file.
-    #[arg(long, env = "RINGPIPE_MYSQL_URL", hide_env_values = true)]
+    #[arg(
+        help_heading = "Target",
+        long,
+        env = "RINGPIPE_MYSQL_URL",
+        hide_env_values = true
+    )]
     pub url: String,
     /// File whose first line is the password.
-    #[arg(long)]
+    #[arg(help_heading = "Target", long)]
     pub password_file: Option<PathBuf>,
     /// Target table (in the URL's database).
-    #[arg(long)]
+    #[arg(help_heading = "Target", long)]
     pub table: String,
     /// The record element, as in LOAD XML's `ROWS IDENTIFIED BY '<row>'`.
-    #[arg(long, default_value = "row")]
+    #[arg(help_heading = "Mapping", long, default_value = "row")]
     pub row: String,
     /// Rename a field: `--map element=column` (repeatable). Fields map to
     /// the column of the same name otherwise.
-    #[arg(long = "map", value_name = "FIELD=COLUMN")]
+    #[arg(help_heading = "Mapping", long = "map", value_name = "FIELD=COLUMN")]
     pub maps: Vec<String>,
     /// Columns to fill, comma-separated (default: every column of the table).
     /// A listed column whose field is missing from a record gets NULL; leave
     /// a column out to keep its default.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(help_heading = "Mapping", long, value_delimiter = ',')]
     pub columns: Vec<String>,
     /// What to do with duplicate keys.
-    #[arg(long, value_enum, default_value_t = ModeArg::Insert)]
+    #[arg(help_heading = "Target", long, value_enum, default_value_t = ModeArg::Insert)]
     pub mode: ModeArg,
     /// How rows travel to the server (default: the fastest measured).
-    #[arg(long, value_enum)]
+    #[arg(help_heading = "Performance", long, value_enum)]
     pub write_path: Option<WritePathArg>,
     /// Who sends the bulk path's statements: our wire client, one statement
     /// ahead of the server (it leaves TLS, compression and other
     /// authentication plugins to the driver), or the `mysql` crate.
-    #[arg(long, value_enum, default_value_t = BulkClientArg::Wire)]
+    #[arg(help_heading = "Performance", long, value_enum, default_value_t = BulkClientArg::Wire)]
     pub bulk_client: BulkClientArg,
     /// Sink connections, each committing its own share of every batch.
-    #[arg(long, default_value_t = 2)]
+    #[arg(help_heading = "Performance", long, default_value_t = 2)]
     pub shards: usize,
     /// Most rows one connection commits in one transaction. The ring holds
     /// about `batch_rows × shards` rows, which sets the memory use.
-    #[arg(long, default_value_t = 5_000)]
+    #[arg(help_heading = "Performance", long, default_value_t = 5_000)]
     pub batch_rows: usize,
     /// Consecutive records a shard takes in turn (default: --batch-rows), so
     /// that each connection writes its own key ranges; 1 is plain
     /// sequence-modulo sharding.
-    #[arg(long)]
+    #[arg(help_heading = "Performance", long)]
     pub shard_block: Option<u64>,
     /// Parse the file in this many regions at once (default: one per
     /// shard), each on its own thread feeding its own share of the shards,
     /// so that each connection writes keys of its own stretch of the file.
     /// It must divide --shards. Gzip, stdin and non-UTF-8 input are read as
     /// one region.
-    #[arg(long)]
+    #[arg(help_heading = "Performance", long)]
     pub regions: Option<usize>,
     /// How idle pipeline threads wait.
-    #[arg(long, value_enum, default_value_t = WaitArg::Blocking)]
+    #[arg(help_heading = "Performance", long, value_enum, default_value_t = WaitArg::Blocking)]
     pub wait: WaitArg,
     /// SQL to run on every sink connection as it opens, e.g. `--init-command
     /// "SET SESSION sql_log_bin = 0"` (repeatable, in order). The session's
     /// `sql_mode` still gains `STRICT_TRANS_TABLES` after it.
-    #[arg(long = "init-command", value_name = "SQL")]
+    #[arg(help_heading = "Target", long = "init-command", value_name = "SQL")]
     pub init_commands: Vec<String>,
     /// Bad records to divert to --reject-file before stopping.
-    #[arg(long, default_value_t = 0, requires = "reject_file")]
+    #[arg(
+        help_heading = "Reliability",
+        long,
+        default_value_t = 0,
+        requires = "reject_file"
+    )]
     pub max_bad: u64,
     /// Where bad records go (TSV: record, position, reason, values).
-    #[arg(long)]
+    #[arg(help_heading = "Reliability", long)]
     pub reject_file: Option<PathBuf>,
     /// Unknown fields in a record are an error instead of being ignored.
-    #[arg(long)]
+    #[arg(help_heading = "Mapping", long)]
     pub strict: bool,
     /// Accept a well-formed file without any record element (an empty
     /// export) instead of stopping with exit 3.
@@ -124,18 +154,36 @@ pub struct ImportArgs {
     /// Finish an interrupted import: skip exactly the records its shards
     /// committed (read from the `ringpipe_checkpoint` table). The input,
     /// shard count and mapping must be the same as before.
-    #[arg(long, conflicts_with = "dry_run")]
+    #[arg(help_heading = "Reliability", long, conflicts_with = "dry_run")]
     pub resume: bool,
-    /// Parse and map every record, write nothing.
-    #[arg(long)]
+    /// Parse and map every record, write nothing; shows the first rows as
+    /// they would be written (see --preview).
+    #[arg(help_heading = "Output", long)]
     pub dry_run: bool,
+    /// Rows a dry run shows, as a table (or a `preview` array in --json).
+    #[arg(help_heading = "Output", long, value_name = "N", default_value_t = 10)]
+    pub preview: usize,
     /// Print the final summary as one JSON object on stdout.
-    #[arg(long)]
+    #[arg(help_heading = "Output", long)]
     pub json: bool,
-    /// How long a shard keeps retrying a failing batch (seconds) before
-    /// the import stops.
-    #[arg(long, default_value_t = 60)]
+    /// No progress and no summary: errors only.
+    #[arg(help_heading = "Output", long, short, conflicts_with = "json")]
+    pub quiet: bool,
+    /// How long a batch may keep failing retryably (seconds of wall-clock
+    /// time since it first failed: rollbacks, reconnects, timeouts and
+    /// backoff pauses included) before the import stops.
+    #[arg(help_heading = "Reliability", long, default_value_t = 60)]
     pub retry_for: u64,
+    /// How long opening a connection may take (seconds); overrides the
+    /// URL's tcp_connect_timeout_ms. Default 30.
+    #[arg(help_heading = "Reliability", long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub connect_timeout: Option<u64>,
+    /// How long one read or write may wait for the server (seconds), also
+    /// TCP_USER_TIMEOUT; overrides the URL's tcp_user_timeout_ms. A server
+    /// that stays silent longer is a lost connection: the batch is rolled
+    /// back and replayed on a new one. Default 300 (a long COMMIT fits).
+    #[arg(help_heading = "Reliability", long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub net_timeout: Option<u64>,
 }
 
 impl ImportArgs {

@@ -16,6 +16,9 @@ pub enum CliError {
     /// The server cannot be reached or refuses the set-up.
     #[error("{0}")]
     Database(#[from] MysqlError),
+    /// A database error, in the user's terms (see `hint`).
+    #[error("{0}")]
+    Described(String),
     /// The import ran (or tried to) and stopped with an error. The rows
     /// committed are those before the fault and, when the file was read in
     /// regions, some of the later regions' rows too; the checkpoints record
@@ -58,16 +61,17 @@ impl CliError {
         match self {
             CliError::Usage(_) => 2,
             CliError::Input(_) => 3,
-            CliError::Database(_) => 4,
+            CliError::Database(_) | CliError::Described(_) => 4,
             CliError::Import(failed) => failed.exit,
             CliError::Io(_) => 1,
         }
     }
 
-    /// A failed import, whatever its sink's error type.
+    /// A failed import; `describe` puts the sink's error in the user's terms.
     pub fn import<KE: std::fmt::Display>(
         failure: &ImportFailure<XmlError, KE>,
         dry_run: bool,
+        describe: impl Fn(&KE) -> String,
     ) -> Self {
         let exit = match &failure.error {
             ImportError::Settings(_) | ImportError::Resume(_) => 2,
@@ -82,6 +86,11 @@ impl CliError {
             ImportError::Resume(why) => {
                 format!("cannot resume: {why}; rerun without --resume to start over")
             }
+            ImportError::Source(error) => error.to_string(),
+            ImportError::Target(error)
+            | ImportError::SinkSetup { error, .. }
+            | ImportError::Sink { error, .. }
+            | ImportError::SinkClose { error, .. } => describe(error),
             other => other.to_string(),
         };
         CliError::Import(Box::new(ImportFailed {

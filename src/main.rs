@@ -4,6 +4,8 @@
 mod cli;
 mod commands;
 mod error;
+mod hint;
+mod preview;
 mod progress;
 mod report;
 
@@ -22,6 +24,8 @@ fn main() -> ExitCode {
         Command::Import(args) => commands::import::run(*args),
         Command::Doctor(args) => commands::doctor::run(args),
         Command::Gen(args) => commands::gen::run(args),
+        Command::Completions { shell } => commands::docs::completions(shell),
+        Command::Man => commands::docs::man(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

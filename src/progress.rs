@@ -29,6 +29,11 @@ impl ProgressLine {
         ProgressLine { bar: Some(bar) }
     }
 
+    /// No line at all (`--quiet`).
+    pub fn hidden() -> Self {
+        ProgressLine { bar: None }
+    }
+
     /// Updates the line.
     pub fn update(&self, progress: &Progress) {
         let Some(bar) = &self.bar else { return };

@@ -28,6 +28,11 @@ pub struct ImportReport {
     pub rows_rejected: u64,
     /// Batches rolled back and replayed.
     pub rewinds: u64,
+    /// Connections opened again after one was lost (server restart, kill,
+    /// network fault).
+    pub reconnects: u64,
+    /// Reads or writes that timed out (`--net-timeout`).
+    pub timeouts: u64,
     /// Wall time.
     pub seconds: f64,
     /// Committed rows per second.
@@ -49,6 +54,10 @@ pub struct ImportReport {
     /// mapping imports NULLs without this).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unfilled_columns: Vec<String>,
+    /// A dry run's first rows, column name to value (`null` for NULL,
+    /// binary values as `0x…` hex).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preview: Option<Vec<serde_json::Map<String, serde_json::Value>>>,
 }
 
 impl ImportReport {
@@ -74,7 +83,11 @@ impl fmt::Display for ImportReport {
         writeln!(f, "{} → {}: {verb}", self.file, self.table)?;
         writeln!(f, "  rows read       {}", self.rows_read)?;
         match self.dry_run {
-            true => writeln!(f, "  rows written    0 (dry run: nothing committed)")?,
+            true => writeln!(
+                f,
+                "  rows mapped     {} (nothing written)",
+                self.rows_written
+            )?,
             false => writeln!(f, "  rows written    {}", self.rows_written)?,
         }
         if !self.unfilled_columns.is_empty() {
@@ -92,7 +105,11 @@ impl fmt::Display for ImportReport {
             )?;
         }
         writeln!(f, "  rows rejected   {}", self.rows_rejected)?;
-        writeln!(f, "  rewinds         {}", self.rewinds)?;
+        writeln!(
+            f,
+            "  rewinds         {} (reconnects {}, timeouts {})",
+            self.rewinds, self.reconnects, self.timeouts
+        )?;
         writeln!(f, "  time            {:.2} s", self.seconds)?;
         writeln!(f, "  rate            {:.0} rows/s", self.rows_per_second)?;
         writeln!(f, "  peak RSS        {:.1} MiB", self.peak_rss_mib)?;
@@ -101,6 +118,9 @@ impl fmt::Display for ImportReport {
             "  write path      {} × {} shards, {} region(s) parsed at once",
             self.write_path, self.shards, self.regions
         )?;
+        if self.dry_run {
+            return Ok(());
+        }
         writeln!(
             f,
             "  commits         {} (server: {}, {:.0} rows/commit, {:.0} rows/statement)",

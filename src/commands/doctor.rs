@@ -8,6 +8,7 @@ use crate::error::CliError;
 /// Prints the doctor's report; findings are advice, so they never fail
 /// the command.
 pub fn run(args: DoctorArgs) -> Result<(), CliError> {
+    super::import::check_url(&args.url)?;
     let report = ringpipe_mysql::doctor(&args.url)?;
     write!(std::io::stdout().lock(), "{report}")?;
     Ok(())

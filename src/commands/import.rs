@@ -7,14 +7,16 @@ use std::path::Path;
 use std::time::Duration;
 
 use ringpipe_mysql::{
-    table_columns, BulkClient, Mode, MysqlTarget, ServerStats, SinkConfig, WritePath,
+    table_columns, BulkClient, Mode, MysqlError, MysqlTarget, ServerStats, SinkConfig, WritePath,
 };
-use ringpipe_pipeline::{fingerprint, Discard, Import, RunSummary, Source, Target};
+use ringpipe_pipeline::{fingerprint, Import, RunSummary, Source, Target};
 use ringpipe_ring::WaitStrategy;
 use ringpipe_xml::{XmlConfig, XmlSource};
 
 use crate::cli::{BulkClientArg, ImportArgs, ModeArg, WaitArg, WritePathArg};
 use crate::error::CliError;
+use crate::hint;
+use crate::preview::Preview;
 use crate::progress::ProgressLine;
 use crate::report::{peak_rss_mib, ImportReport};
 
@@ -25,7 +27,8 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         use_password_file(file)?;
     }
     let columns = match args.columns.is_empty() {
-        true => table_columns(&args.url, &args.table)?,
+        true => table_columns(&args.url, &args.table)
+            .map_err(|e| CliError::Described(hint::database(&e, &args.url, &args.table)))?,
         false => args.columns.clone(),
     };
     let xml = xml_config(&args, &columns)?;
@@ -38,27 +41,43 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
     }
     let usage = regions[0].column_usage();
     let region_count = regions.len();
-    let progress = ProgressLine::new(regions[0].progress().bytes_total);
+    let progress = match args.quiet {
+        true => ProgressLine::hidden(),
+        false => ProgressLine::new(regions[0].progress().bytes_total),
+    };
+    let mut preview_table = None;
     let report = if args.dry_run {
-        let summary =
-            import(&args, Discard, &columns)?.run_with_progress(regions, |p| progress.update(p));
+        let preview = Preview::new(args.preview);
+        let summary = import(&args, preview.clone(), &columns)?
+            .run_with_progress(regions, |p| progress.update(p));
         progress.finish();
-        let summary = summary.map_err(|f| CliError::import(&f, true))?;
-        report(&args, region_count, "none (dry run)", &summary, 0, None)
+        let summary = summary.map_err(|f| CliError::import(&f, true, |e| e.to_string()))?;
+        let mut report = report(&args, region_count, "none (dry run)", &summary, 0, None);
+        if args.preview > 0 {
+            report.preview = Some(preview_json(&preview, &columns));
+            preview_table = Some(preview.table(&columns).to_string());
+        }
+        report
     } else {
         let target = MysqlTarget::new(sink_config(&args, &columns));
         let before = ServerStats::read(&args.url).ok();
         let summary = import(&args, target.clone(), &columns)?
             .run_with_progress(regions, |p| progress.update(p));
         progress.finish();
-        let summary = summary.map_err(|f| CliError::import(&f, false))?;
+        let describe = |e: &MysqlError| hint::database(e, &args.url, &args.table);
+        let summary = summary.map_err(|f| CliError::import(&f, false, describe))?;
         let server = before.and_then(|b| Some(ServerStats::read(&args.url).ok()?.delta(&b)));
         let prepared = target.prepared();
         let path = prepared.map_or("none".into(), |p| format!("{:?}", p.write_path()));
         let rejected = prepared.map_or(0, |p| p.rejected());
-        report(&args, region_count, &path, &summary, rejected, server)
+        let mut report = report(&args, region_count, &path, &summary, rejected, server);
+        (report.reconnects, report.timeouts) = prepared.map_or((0, 0), |p| p.recoveries());
+        report
     };
     let report = report.unfilled(usage.unfilled());
+    if args.quiet {
+        return Ok(());
+    }
     let mut out = std::io::stdout().lock();
     match args.json {
         true => writeln!(
@@ -66,7 +85,16 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
             "{}",
             serde_json::to_string(&report).expect("report serialises")
         )?,
-        false => write!(out, "{report}")?,
+        false => {
+            if let Some(table) = preview_table {
+                writeln!(
+                    out,
+                    "first {} rows as they would be written:\n{table}",
+                    args.preview
+                )?;
+            }
+            write!(out, "{report}")?
+        }
     }
     Ok(())
 }
@@ -100,6 +128,7 @@ fn regions(args: &ImportArgs) -> usize {
 }
 
 fn check_args(args: &ImportArgs) -> Result<(), CliError> {
+    check_url(&args.url)?;
     if args.shard_block == Some(0) {
         return Err(CliError::Usage("--shard-block must be at least 1".into()));
     }
@@ -126,6 +155,26 @@ fn check_args(args: &ImportArgs) -> Result<(), CliError> {
         )));
     }
     Ok(())
+}
+
+/// Refuses a URL that is not `mysql://…` (or `mariadb://…`) with a
+/// database, showing the form expected (and never the password).
+pub fn check_url(url: &str) -> Result<(), CliError> {
+    let rest = ["mysql://", "mariadb://"]
+        .iter()
+        .find_map(|scheme| url.strip_prefix(scheme));
+    let has_database = rest
+        .and_then(|rest| rest.split_once('/'))
+        .is_some_and(|(host, db)| {
+            !host.is_empty() && !db.split('?').next().unwrap_or_default().is_empty()
+        });
+    if has_database {
+        return Ok(());
+    }
+    Err(CliError::Usage(format!(
+        "--url {}: expected mysql://user[:password]@host[:port]/database",
+        ringpipe_mysql::redact_url(url)
+    )))
 }
 
 /// The password file works like `MYSQL_PWD`: set it before any thread
@@ -224,6 +273,12 @@ fn sink_config(args: &ImportArgs, columns: &[String]) -> SinkConfig {
     if let Some(file) = &args.reject_file {
         config = config.reject_file(file.clone());
     }
+    if let Some(secs) = args.connect_timeout {
+        config = config.connect_timeout(Duration::from_secs(secs));
+    }
+    if let Some(secs) = args.net_timeout {
+        config = config.net_timeout(Duration::from_secs(secs));
+    }
     for sql in &args.init_commands {
         config = config.init_command(sql.clone());
     }
@@ -279,14 +334,12 @@ fn report(
         shards: summary.shards,
         regions,
         rows_read: summary.rows_read,
-        rows_written: if args.dry_run {
-            0
-        } else {
-            summary.rows_written
-        },
+        rows_written: summary.rows_written,
         rows_skipped: summary.rows_skipped,
         rows_rejected: rejected,
         rewinds: summary.rewinds,
+        reconnects: 0,
+        timeouts: 0,
         seconds: summary.elapsed.as_secs_f64(),
         rows_per_second: ImportReport::rate(summary.rows_written, summary.elapsed),
         peak_rss_mib: peak_rss_mib(),
@@ -296,5 +349,25 @@ fn report(
         server_rows_per_statement: server.rows_per_statement(),
         dry_run: args.dry_run,
         unfilled_columns: Vec::new(),
+        preview: None,
     }
+}
+
+/// The preview's rows as JSON objects, column name to value.
+fn preview_json(
+    preview: &Preview,
+    columns: &[String],
+) -> Vec<serde_json::Map<String, serde_json::Value>> {
+    let value = |v: Option<String>| v.map_or(serde_json::Value::Null, serde_json::Value::String);
+    preview
+        .rows()
+        .into_iter()
+        .map(|row| {
+            columns
+                .iter()
+                .cloned()
+                .zip(row.into_iter().map(value))
+                .collect()
+        })
+        .collect()
 }

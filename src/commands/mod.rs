@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod docs;
 pub mod doctor;
 pub mod gen;
 pub mod import;

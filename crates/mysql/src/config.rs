@@ -2,9 +2,11 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use mysql::{Opts, OptsBuilder};
 
+use crate::redact::redact_url;
 use crate::MysqlError;
 
 /// What happens when a row's key already exists in the table.
@@ -54,12 +56,30 @@ pub enum BulkClient {
     /// Our own MariaDB wire client: statements sent one ahead of their
     /// replies, bulk packets built straight from the batch's text. Where it
     /// cannot serve a connection (TLS, compression, an authentication
-    /// plugin other than `mysql_native_password`) the sink uses the driver.
+    /// plugin other than `mysql_native_password` and `client_ed25519`) the
+    /// sink uses the driver.
     #[default]
     Wire,
     /// The `mysql` crate, one reply awaited per statement.
     Driver,
 }
+
+/// How long connecting may take when neither [`SinkConfig::connect_timeout`]
+/// nor the URL's `tcp_connect_timeout_ms` says.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long one read or write may wait when [`SinkConfig::net_timeout`] is
+/// not set: generous, because a `COMMIT` of a large batch or a statement
+/// waiting for a lock legitimately keeps the server silent for a while.
+pub const DEFAULT_NET_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// TCP keepalive: idle time before the first probe, unless the URL's
+/// `tcp_keepalive_time_ms` says.
+const KEEPALIVE_TIME_MS: u32 = 60_000;
+/// TCP keepalive: seconds between probes, unless the URL says.
+const KEEPALIVE_INTERVAL_SECS: u32 = 10;
+/// TCP keepalive: probes unanswered before the connection is dropped.
+const KEEPALIVE_PROBES: u32 = 6;
 
 /// Everything a sink needs to know; build with [`SinkConfig::new`] and the
 /// builder methods.
@@ -93,6 +113,10 @@ pub struct SinkConfig {
     pub(crate) init_commands: Vec<String>,
     /// File holding the password (first line).
     pub(crate) password_file: Option<PathBuf>,
+    /// Connect timeout; `None`: the URL's, else [`DEFAULT_CONNECT_TIMEOUT`].
+    pub(crate) connect_timeout: Option<Duration>,
+    /// Read/write timeout; `None`: [`DEFAULT_NET_TIMEOUT`].
+    pub(crate) net_timeout: Option<Duration>,
 }
 
 impl SinkConfig {
@@ -114,7 +138,29 @@ impl SinkConfig {
             create_table: None,
             init_commands: Vec::new(),
             password_file: None,
+            connect_timeout: None,
+            net_timeout: None,
         }
+    }
+
+    /// Bounds how long opening a TCP connection may take (default: the
+    /// URL's `tcp_connect_timeout_ms`, else [`DEFAULT_CONNECT_TIMEOUT`]);
+    /// overrides the URL. A timeout is a retryable lost connection. At
+    /// least 1 ms (a zero timeout would mean none to the socket).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = Some(timeout.max(Duration::from_millis(1)));
+        self
+    }
+
+    /// Bounds how long one read or write on a connection may wait (default
+    /// [`DEFAULT_NET_TIMEOUT`]), and sets `TCP_USER_TIMEOUT` to the same
+    /// (overriding the URL's `tcp_user_timeout_ms`). A server that stops
+    /// answering then becomes a retryable [`MysqlError::TimedOut`]: the
+    /// batch is rolled back and replayed on a new connection. At least
+    /// 1 ms (a zero timeout would mean none to the socket).
+    pub fn net_timeout(mut self, timeout: Duration) -> Self {
+        self.net_timeout = Some(timeout.max(Duration::from_millis(1)));
+        self
     }
 
     /// Sets the duplicate-key mode.
@@ -186,7 +232,8 @@ impl SinkConfig {
     }
 
     /// Driver options: URL, then password from the URL, `password_file` or
-    /// `MYSQL_PWD` (in that order), and the init commands.
+    /// `MYSQL_PWD` (in that order), the init commands, and the timeouts and
+    /// TCP keepalive both clients apply.
     pub(crate) fn opts(&self) -> Result<Opts, MysqlError> {
         let opts = Opts::from_url(&self.url).map_err(|e| MysqlError::Config(e.to_string()))?;
         let mut builder = OptsBuilder::from_opts(opts.clone())
@@ -197,7 +244,34 @@ impl SinkConfig {
         if opts.get_pass().is_none() {
             builder = builder.pass(self.fallback_password()?);
         }
-        Ok(builder.into())
+        Ok(self.with_timeouts(builder, &opts).into())
+    }
+
+    /// `builder` with the connect, read and write timeouts and TCP
+    /// keepalive: the configured values first, then the URL's, then the
+    /// defaults.
+    fn with_timeouts(&self, builder: OptsBuilder, url: &Opts) -> OptsBuilder {
+        let connect = self.connect_timeout.or(url.get_tcp_connect_timeout());
+        let net = self.net_timeout.unwrap_or(DEFAULT_NET_TIMEOUT);
+        let net_ms = u32::try_from(net.as_millis()).unwrap_or(u32::MAX).max(1);
+        let user_timeout = match self.net_timeout {
+            Some(_) => net_ms,
+            None => url.get_tcp_user_timeout_ms().unwrap_or(net_ms),
+        };
+        builder
+            .tcp_connect_timeout(Some(connect.unwrap_or(DEFAULT_CONNECT_TIMEOUT)))
+            .read_timeout(Some(net))
+            .write_timeout(Some(net))
+            .tcp_keepalive_time_ms(url.get_tcp_keepalive_time_ms().or(Some(KEEPALIVE_TIME_MS)))
+            .tcp_keepalive_probe_interval_secs(
+                url.get_tcp_keepalive_probe_interval_secs()
+                    .or(Some(KEEPALIVE_INTERVAL_SECS)),
+            )
+            .tcp_keepalive_probe_count(
+                url.get_tcp_keepalive_probe_count()
+                    .or(Some(KEEPALIVE_PROBES)),
+            )
+            .tcp_user_timeout_ms(Some(user_timeout))
     }
 
     /// The password from `password_file` or `MYSQL_PWD`.
@@ -229,6 +303,8 @@ impl fmt::Debug for SinkConfig {
             .field("reject_file", &self.reject_file)
             .field("init_commands", &self.init_commands.len())
             .field("password_file", &self.password_file)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("net_timeout", &self.net_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -247,50 +323,35 @@ impl fmt::Display for SinkConfig {
     }
 }
 
-/// Replaces the password of a `scheme://user:password@host/...` URL by `***`.
-///
-/// # Examples
-///
-/// ```
-/// assert_eq!(
-///     ringpipe_mysql::redact_url("mysql://u:s3cret@h:3306/db"),
-///     "mysql://u:***@h:3306/db"
-/// );
-/// ```
-pub fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
-        return url.to_owned();
-    };
-    let rest = &url[scheme_end..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    // The last '@' ends the user info: a password may itself contain '@'.
-    let Some(at) = rest[..authority_end].rfind('@') else {
-        return url.to_owned();
-    };
-    let Some(colon) = rest[..at].find(':') else {
-        return url.to_owned();
-    };
-    format!(
-        "{}{}:***{}",
-        &url[..scheme_end],
-        &rest[..colon],
-        &rest[at..]
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn redaction_hides_only_the_password() {
-        assert_eq!(redact_url("mysql://u:p@h/db"), "mysql://u:***@h/db");
+    fn flags_override_the_urls_timeouts_and_defaults_fill_the_rest() {
+        let url = "mysql://u@h/db?tcp_connect_timeout_ms=1500&tcp_user_timeout_ms=7000";
+        let from_url = SinkConfig::new(url, "t", &["a"]).opts().unwrap();
         assert_eq!(
-            redact_url("mysql://u:p@ss@h/db?x=1"),
-            "mysql://u:***@h/db?x=1"
+            from_url.get_tcp_connect_timeout(),
+            Some(Duration::from_millis(1500))
         );
-        assert_eq!(redact_url("mysql://u@h/db"), "mysql://u@h/db");
-        assert_eq!(redact_url("mysql://h:3306/db"), "mysql://h:3306/db");
+        assert_eq!(from_url.get_tcp_user_timeout_ms(), Some(7000));
+        assert_eq!(from_url.get_read_timeout(), Some(&DEFAULT_NET_TIMEOUT));
+        assert_eq!(
+            from_url.get_tcp_keepalive_time_ms(),
+            Some(KEEPALIVE_TIME_MS)
+        );
+        let flags = SinkConfig::new(url, "t", &["a"])
+            .connect_timeout(Duration::from_secs(2))
+            .net_timeout(Duration::from_secs(9))
+            .opts()
+            .unwrap();
+        assert_eq!(
+            flags.get_tcp_connect_timeout(),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(flags.get_write_timeout(), Some(&Duration::from_secs(9)));
+        assert_eq!(flags.get_tcp_user_timeout_ms(), Some(9000));
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! Opening a connection and reading the session facts the encoders need.
 
-use mysql::{Conn, Opts};
+use std::fmt;
+
+use mysql::prelude::Queryable;
+use mysql::{Conn, Opts, OptsBuilder};
 
 use crate::config::{BulkClient, SinkConfig};
 use crate::link::{Link, TextQueries};
@@ -18,7 +21,8 @@ const STRICT: &str = "SET SESSION sql_mode = IF(FIND_IN_SET('STRICT_TRANS_TABLES
 const PACKET_HEADROOM: usize = 1024;
 
 /// A live connection and what the sink must know about its session.
-#[derive(Debug)]
+/// `Debug` leaves the connection out: the driver's shows its options,
+/// password included.
 pub(crate) struct Session {
     /// The connection.
     pub(crate) conn: Link,
@@ -32,6 +36,23 @@ pub(crate) struct Session {
     pub(crate) mariadb: bool,
     /// `CONNECTION_ID()`, for `KILL` in tests and for logs.
     pub(crate) connection_id: u64,
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let client = match self.conn {
+            Link::Wire(_) => "wire",
+            Link::Driver(_) => "driver",
+        };
+        f.debug_struct("Session")
+            .field("client", &client)
+            .field("connection_id", &self.connection_id)
+            .field("no_backslash_escapes", &self.no_backslash_escapes)
+            .field("max_statement_bytes", &self.max_statement_bytes)
+            .field("local_infile", &self.local_infile)
+            .field("mariadb", &self.mariadb)
+            .finish()
+    }
 }
 
 /// Connects through the `mysql` crate and prepares the session: strict
@@ -59,7 +80,7 @@ pub(crate) fn open_with(opts: &Opts, client: BulkClient) -> Result<Session, Mysq
     };
     let mut conn = match wire {
         Some(wire) => Link::Wire(wire),
-        None => Link::Driver(Conn::new(opts.clone()).map_err(|e| MysqlError::driver(e, context))?),
+        None => Link::Driver(driver_conn(opts)?),
     };
     for sql in [
         STRICT,
@@ -95,7 +116,61 @@ pub(crate) fn open_with(opts: &Opts, client: BulkClient) -> Result<Session, Mysq
 /// queries such as schema checks, statistics and the doctor.
 pub(crate) fn open_url(url: &str) -> Result<Conn, MysqlError> {
     let opts = SinkConfig::new(url, "", &[]).opts()?;
-    Conn::new(opts).map_err(|e| MysqlError::driver(e, "connect"))
+    driver_conn(&opts)
+}
+
+/// The server's identity as seen on a connection: socket path, port and
+/// data directory.
+type Identity = (Option<String>, Option<String>, Option<String>);
+
+/// A driver connection as `opts` says, moved to the server's Unix socket
+/// like the wire client's: only for a loopback host with `prefer_socket`
+/// (the default), and only when the socket's server reports the same
+/// socket, port and data directory as the TCP one (a socket path seen from
+/// a container may name another server on this machine). The driver's own
+/// move checks none of that, so it is turned off.
+fn driver_conn(opts: &Opts) -> Result<Conn, MysqlError> {
+    let mut tcp = connect(
+        OptsBuilder::from_opts(opts.clone())
+            .prefer_socket(false)
+            .into(),
+    )?;
+    if opts.get_socket().is_some() || !opts.get_prefer_socket() || !opts.addr_is_loopback() {
+        return Ok(tcp);
+    }
+    let here = identity(&mut tcp)?;
+    let Some(path) = here.0.clone().filter(|p| !p.is_empty()) else {
+        return Ok(tcp);
+    };
+    let there = OptsBuilder::from_opts(opts.clone())
+        .socket(Some(path))
+        .into();
+    match connect(there).and_then(|mut moved| Ok((identity(&mut moved)?, moved))) {
+        Ok((seen, moved)) if seen == here => Ok(moved),
+        _ => Ok(tcp),
+    }
+}
+
+/// A driver connection. The `mysql` crate indexes into replies during the
+/// handshake without checking their length (an empty packet panics it): a
+/// panic there is a protocol error, and the half-made connection is
+/// dropped.
+fn connect(opts: Opts) -> Result<Conn, MysqlError> {
+    // AssertUnwindSafe: nothing the closure touches survives a panic.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Conn::new(opts))) {
+        Ok(conn) => conn.map_err(|e| MysqlError::driver(e, "connect")),
+        Err(_) => Err(MysqlError::Protocol {
+            what: "a handshake reply the mysql crate could not read".into(),
+            context: "connect",
+        }),
+    }
+}
+
+/// `@@socket`, `@@port` and `@@datadir` of the server `conn` reaches.
+fn identity(conn: &mut Conn) -> Result<Identity, MysqlError> {
+    conn.query_first("SELECT @@socket, @@port, @@datadir")
+        .map_err(|e| MysqlError::driver(e, "connect"))
+        .map(Option::unwrap_or_default)
 }
 
 /// Whether the comma-separated `sql_mode` holds `mode`.

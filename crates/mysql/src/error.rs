@@ -7,6 +7,7 @@
 
 use std::path::PathBuf;
 
+use mysql_common::proto::codec::error::PacketCodecError;
 use ringpipe_pipeline::{RecordPosition, Retryable};
 
 /// Server error codes this crate classifies, one constant each.
@@ -115,6 +116,41 @@ pub enum MysqlError {
         /// What the sink was doing.
         context: &'static str,
     },
+    /// The server stopped answering: a read or write waited longer than the
+    /// network timeout (`--net-timeout`). Retryable: the connection is
+    /// dropped, so the server rolls back, and the batch is replayed on a new
+    /// one.
+    #[error(
+        "connection timed out during {context}: the server did not answer within the \
+         network timeout ({message})"
+    )]
+    TimedOut {
+        /// The I/O error's description.
+        message: String,
+        /// What the sink was doing.
+        context: &'static str,
+    },
+    /// The server sent something this client must not accept: a length,
+    /// count or sequence number out of bounds or out of order, or a packet
+    /// it cannot read. Not retryable (a server that breaks the protocol
+    /// once will do so again); the connection is closed.
+    #[error("protocol error during {context}: {what}")]
+    Protocol {
+        /// What was wrong, with the offending value and the limit.
+        what: String,
+        /// What the sink was doing.
+        context: &'static str,
+    },
+    /// The server asked for an authentication method this client cannot
+    /// answer.
+    #[error(
+        "authentication plugin {plugin} is not supported; use mysql_native_password \
+         (or ed25519, parsec, caching_sha2_password) for this user"
+    )]
+    UnsupportedAuth {
+        /// The plugin the server named.
+        plugin: String,
+    },
     /// The driver failed without a connection problem (bad URL value, ...).
     #[error("driver error during {context}: {message}")]
     Driver {
@@ -189,6 +225,16 @@ pub enum MysqlError {
     },
 }
 
+/// The driver's own description: the `mysql` crate's `Display` of a
+/// driver or I/O error is its `Debug` (`DriverError { … }`).
+fn driver_message(error: &mysql::Error) -> String {
+    match error {
+        mysql::Error::DriverError(e) => e.to_string(),
+        mysql::Error::IoError(e) => e.to_string(),
+        other => other.to_string(),
+    }
+}
+
 /// Codes for which replaying the same rows can succeed.
 const RETRYABLE: &[u16] = &[
     codes::TOO_MANY_CONNECTIONS,
@@ -231,12 +277,23 @@ impl MysqlError {
                 context,
             },
             mysql::Error::UrlError(e) => MysqlError::Config(e.to_string()),
+            mysql::Error::DriverError(mysql::DriverError::UnknownAuthPlugin(plugin)) => {
+                MysqlError::UnsupportedAuth { plugin }
+            }
+            mysql::Error::IoError(e) | mysql::Error::CodecError(PacketCodecError::Io(e))
+                if is_timeout(&e) =>
+            {
+                MysqlError::TimedOut {
+                    message: e.to_string(),
+                    context,
+                }
+            }
             e if e.is_connectivity_error() => MysqlError::Connection {
-                message: e.to_string(),
+                message: driver_message(&e),
                 context,
             },
             e => MysqlError::Driver {
-                message: e.to_string(),
+                message: driver_message(&e),
                 context,
             },
         }
@@ -253,10 +310,26 @@ impl MysqlError {
         }
     }
 
+    /// Wraps an I/O error of a connection: [`MysqlError::TimedOut`] when a
+    /// read or write timeout expired, [`MysqlError::Connection`] otherwise.
+    pub(crate) fn io(error: &std::io::Error, context: &'static str) -> Self {
+        let message = error.to_string();
+        if is_timeout(error) {
+            MysqlError::TimedOut { message, context }
+        } else {
+            MysqlError::Connection { message, context }
+        }
+    }
+
+    /// Whether a read or write timed out (see [`MysqlError::TimedOut`]).
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, MysqlError::TimedOut { .. })
+    }
+
     /// Whether the connection is gone (so the server rolled back for us).
     pub fn is_connection_lost(&self) -> bool {
         match self {
-            MysqlError::Connection { .. } => true,
+            MysqlError::Connection { .. } | MysqlError::TimedOut { .. } => true,
             MysqlError::Server { code, .. } => matches!(
                 *code,
                 codes::SERVER_GONE | codes::SERVER_LOST | codes::CONNECTION_KILLED
@@ -281,11 +354,20 @@ impl MysqlError {
 impl Retryable for MysqlError {
     fn is_retryable(&self) -> bool {
         match self {
-            MysqlError::Connection { .. } => true,
+            MysqlError::Connection { .. } | MysqlError::TimedOut { .. } => true,
             MysqlError::Server { code, .. } => RETRYABLE.contains(code),
             _ => false,
         }
     }
+}
+
+/// Whether `error` is an expired socket timeout (`SO_RCVTIMEO` and
+/// `SO_SNDTIMEO` report `WouldBlock` on Unix, `TimedOut` elsewhere).
+fn is_timeout(error: &std::io::Error) -> bool {
+    matches!(
+        error.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
 }
 
 #[cfg(test)]
@@ -330,6 +412,22 @@ mod tests {
         let io = std::io::Error::new(std::io::ErrorKind::BrokenPipe, "gone");
         let e = MysqlError::driver(mysql::Error::IoError(io), "flush");
         assert!(e.is_retryable() && e.is_connection_lost());
+    }
+
+    #[test]
+    fn timeouts_are_retryable_losses_and_protocol_errors_are_fatal() {
+        let stalled = std::io::Error::from(std::io::ErrorKind::WouldBlock);
+        let e = MysqlError::driver(mysql::Error::IoError(stalled), "commit");
+        assert!(e.is_timeout() && e.is_retryable() && e.is_connection_lost());
+        let stalled = PacketCodecError::Io(std::io::ErrorKind::TimedOut.into());
+        let e = MysqlError::driver(mysql::Error::CodecError(stalled), "commit");
+        assert!(e.is_timeout() && e.is_retryable());
+        let e = MysqlError::Protocol {
+            what: "a column count of 70000 (the limit is 4096)".into(),
+            context: "connect",
+        };
+        assert!(!e.is_retryable() && !e.is_connection_lost());
+        assert!(e.to_string().contains("70000"));
     }
 
     #[test]

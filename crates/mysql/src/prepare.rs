@@ -7,6 +7,7 @@ use mysql::prelude::Queryable;
 use crate::config::{BulkClient, Mode, SinkConfig, WritePath};
 use crate::connect::{self, Session};
 use crate::ident::Ident;
+use crate::redact::SecretOpts;
 use crate::reject::RejectLog;
 use crate::schema;
 use crate::shared::Shared;
@@ -80,9 +81,10 @@ pub fn prepare(config: &SinkConfig) -> Result<PreparedTarget, MysqlError> {
         max_bytes: config.max_statement_bytes,
         mode: config.mode,
         table_name: config.table.clone(),
+        recoveries: Default::default(),
         key_columns,
         columns,
-        opts,
+        opts: SecretOpts(opts),
     };
     Ok(PreparedTarget {
         inner: Arc::new(target),
@@ -142,6 +144,12 @@ impl PreparedTarget {
     /// Bad records the whole import may divert.
     pub fn max_bad(&self) -> u64 {
         self.inner.rejects.max_bad()
+    }
+
+    /// Connections the shards opened again after losing one, and reads or
+    /// writes that timed out, so far over all shards.
+    pub fn recoveries(&self) -> (u64, u64) {
+        self.inner.recoveries.read()
     }
 
     /// Bad records diverted to the reject file so far, over all shards.

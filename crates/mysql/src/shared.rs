@@ -1,11 +1,11 @@
 //! What the sinks of one import share, built once by [`prepare`](crate::prepare).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-
-use mysql::Opts;
 
 use crate::config::{BulkClient, Mode, WritePath};
 use crate::ident::Ident;
+use crate::redact::SecretOpts;
 use crate::reject::RejectLog;
 use crate::statement::InsertShape;
 
@@ -13,8 +13,8 @@ use crate::statement::InsertShape;
 /// [`PreparedTarget`](crate::PreparedTarget)).
 #[derive(Debug)]
 pub(crate) struct Shared {
-    /// Driver options (password resolved).
-    pub(crate) opts: Opts,
+    /// Driver options (password resolved; `Debug` hides it).
+    pub(crate) opts: SecretOpts,
     /// The URL, redacted, for messages.
     pub(crate) redacted_url: String,
     /// Mapped columns, quoted.
@@ -41,4 +41,36 @@ pub(crate) struct Shared {
     pub(crate) rejects: Arc<RejectLog>,
     /// The table's name as given, for checkpoint rows.
     pub(crate) table_name: String,
+    /// Recoveries of all shards, for the import's report.
+    pub(crate) recoveries: Recoveries,
+}
+
+/// How often the shards of one import had to recover their connection.
+#[derive(Debug, Default)]
+pub(crate) struct Recoveries {
+    /// Connections opened again after one was lost.
+    reconnects: AtomicU64,
+    /// Reads or writes that timed out (a stalled server or network).
+    timeouts: AtomicU64,
+}
+
+impl Recoveries {
+    /// Counts a reconnect.
+    pub(crate) fn reconnected(&self) {
+        // Relaxed: a counter read for the report after the shards finished.
+        self.reconnects.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a timeout.
+    pub(crate) fn timed_out(&self) {
+        // Relaxed: as above.
+        self.timeouts.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Reconnects and timeouts so far.
+    pub(crate) fn read(&self) -> (u64, u64) {
+        // Relaxed: a reading for reports, taken after the shards finished.
+        let reconnects = self.reconnects.load(Ordering::Relaxed);
+        (reconnects, self.timeouts.load(Ordering::Relaxed))
+    }
 }

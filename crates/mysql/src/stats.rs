@@ -23,6 +23,9 @@ pub struct SinkStats {
     pub connects: u64,
     /// Connections reopened after a loss.
     pub reconnects: u64,
+    /// Reads or writes that waited longer than the network timeout (each
+    /// one dropped its connection; a reconnect follows).
+    pub timeouts: u64,
     /// Bad records diverted to the reject file.
     pub rejected: u64,
 }

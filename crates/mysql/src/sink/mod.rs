@@ -132,6 +132,7 @@ impl MysqlSink {
                 .configure(session.no_backslash_escapes, self.max_bytes);
             if self.stats.connects > 0 {
                 self.stats.reconnects += 1;
+                self.target.recoveries.reconnected();
                 log::info!(
                     "shard {}: reconnected to {}",
                     self.shard,
@@ -155,6 +156,10 @@ impl MysqlSink {
     /// Drops the session when `result` says the connection is gone.
     fn note_failure<T>(&mut self, result: Result<T, MysqlError>) -> Result<T, MysqlError> {
         if let Err(e) = &result {
+            if e.is_timeout() {
+                self.stats.timeouts += 1;
+                self.target.recoveries.timed_out();
+            }
             if e.is_connection_lost() {
                 log::warn!("shard {}: connection lost: {e}", self.shard);
                 self.session = None;

@@ -1,14 +1,32 @@
 //! The protocol's packet framing: a 3-byte length, a sequence number, and
 //! payloads of 2^24 - 1 bytes or more split across packets.
+//!
+//! Nothing read from the server is trusted: a payload joined from several
+//! packets may not grow past [`MAX_REPLY`] (what the handshake announces as
+//! our `max_allowed_packet`), and every packet must carry the next sequence
+//! number (an ERR packet excepted: it is the server's error whatever its
+//! number). A violation is a [`MysqlError::Protocol`] before the offending
+//! payload is allocated.
 
 use std::io::{self, BufReader, Read, Write};
 use std::net::TcpStream;
 #[cfg(unix)]
 use std::os::unix::net::UnixStream;
 
+use crate::MysqlError;
+
 /// Largest payload one packet carries; a payload of this size or more
 /// continues in the next packet.
 const MAX_PAYLOAD: usize = 0xFF_FFFF;
+
+/// Largest payload accepted from the server, joined across packets: the
+/// `max_allowed_packet` the handshake announces. The replies this client
+/// reads are OKs, errors and a few short rows.
+pub(super) const MAX_REPLY: usize = 16 * 1024 * 1024;
+
+/// Payloads up to this size are allocated whole before they are read
+/// (faster for the usual small replies); larger ones grow as bytes arrive.
+const SMALL_PAYLOAD: usize = 64 * 1024;
 
 /// Bytes a packet's header takes: length (3) and sequence number (1).
 pub(super) const HEADER_ROOM: usize = 4;
@@ -78,8 +96,10 @@ impl Write for Stream {
 pub(super) struct Framed<S = Stream> {
     /// The stream, read through a buffer (replies are small and many).
     stream: BufReader<S>,
-    /// The sequence number the next packet written carries.
+    /// The sequence number the next packet read or written carries.
     sequence: u8,
+    /// Largest payload accepted, joined across packets.
+    limit: usize,
     /// Headers and payload of the packets being written, reused.
     out: Vec<u8>,
 }
@@ -90,8 +110,16 @@ impl<S: Read + Write> Framed<S> {
         Framed {
             stream: BufReader::with_capacity(16 * 1024, stream),
             sequence: 0,
+            limit: MAX_REPLY,
             out: Vec::new(),
         }
+    }
+
+    /// Expects the first packet of a command's reply next (sequence 1).
+    /// Needed before each reply when commands were sent ahead of replies:
+    /// every command restarts the numbering.
+    pub(super) fn expect_reply(&mut self) {
+        self.sequence = 1;
     }
 
     /// Reads the next payload into `payload` (cleared first), joining a
@@ -99,21 +127,82 @@ impl<S: Read + Write> Framed<S> {
     ///
     /// # Errors
     ///
-    /// I/O errors; `UnexpectedEof` when the server closed the connection.
-    pub(super) fn read(&mut self, payload: &mut Vec<u8>) -> io::Result<()> {
+    /// [`MysqlError::Connection`] (or `TimedOut`) for I/O errors, also when
+    /// the server closed the connection; [`MysqlError::Protocol`] for a
+    /// packet out of sequence or a payload past the limit.
+    pub(super) fn read(
+        &mut self,
+        payload: &mut Vec<u8>,
+        context: &'static str,
+    ) -> Result<(), MysqlError> {
         payload.clear();
         loop {
             let mut header = [0; 4];
-            self.stream.read_exact(&mut header)?;
+            self.stream
+                .read_exact(&mut header)
+                .map_err(|e| MysqlError::io(&e, context))?;
             let len = u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize;
+            self.check_size(payload.len(), len, context)?;
+            let (expected, first) = (self.sequence, payload.is_empty());
+            let out_of_order = |sequence| MysqlError::Protocol {
+                what: format!("a packet with sequence number {sequence}, expected {expected}"),
+                context,
+            };
+            if header[3] != expected && !(first && len <= SMALL_PAYLOAD) {
+                return Err(out_of_order(header[3]));
+            }
             self.sequence = header[3].wrapping_add(1);
-            let start = payload.len();
-            payload.resize(start + len, 0);
-            self.stream.read_exact(&mut payload[start..])?;
+            self.read_payload(payload, len)
+                .map_err(|e| MysqlError::io(&e, context))?;
+            // An ERR packet is the server's word whatever its number (an
+            // error a server sends on its own, on shutdown, a kill or an
+            // idle timeout, need not follow the numbering): the caller
+            // reads it as an error.
+            if header[3] != expected && payload.first() != Some(&0xFF) {
+                return Err(out_of_order(header[3]));
+            }
             if len < MAX_PAYLOAD {
                 return Ok(());
             }
         }
+    }
+
+    /// Appends the `len` bytes of one packet's payload to `payload`. A
+    /// small payload (the usual OK) is read in place; a large one grows as
+    /// its bytes arrive, so that a length the server does not follow with
+    /// data costs no allocation.
+    fn read_payload(&mut self, payload: &mut Vec<u8>, len: usize) -> io::Result<()> {
+        let start = payload.len();
+        if len <= SMALL_PAYLOAD {
+            payload.resize(start + len, 0);
+            return self.stream.read_exact(&mut payload[start..]);
+        }
+        let got = (&mut self.stream).take(len as u64).read_to_end(payload)?;
+        if got < len {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        Ok(())
+    }
+
+    /// Checks a packet's length before its payload is read: the joined
+    /// payload may not grow past the limit.
+    fn check_size(
+        &self,
+        joined: usize,
+        len: usize,
+        context: &'static str,
+    ) -> Result<(), MysqlError> {
+        if joined.saturating_add(len) > self.limit {
+            return Err(MysqlError::Protocol {
+                what: format!(
+                    "a reply of more than {} bytes (the limit is {} bytes)",
+                    joined.saturating_add(len),
+                    self.limit
+                ),
+                context,
+            });
+        }
+        Ok(())
     }
 
     /// Sends `body` as a new command (sequence 0).
@@ -243,8 +332,10 @@ mod tests {
         input.extend(vec![1; MAX_PAYLOAD]);
         input.extend([2, 0, 0, 4, 9, 9]);
         let mut f = framed(input);
+        f.sequence = 3;
+        f.limit = 2 * MAX_PAYLOAD;
         let mut payload = Vec::new();
-        f.read(&mut payload).unwrap();
+        f.read(&mut payload, "t").unwrap();
         assert_eq!(payload.len(), MAX_PAYLOAD + 2);
         assert_eq!(&payload[MAX_PAYLOAD..], &[9, 9]);
         assert_eq!(f.sequence, 5);
@@ -252,9 +343,45 @@ mod tests {
     }
 
     #[test]
-    fn a_closed_stream_is_an_eof_error() {
+    fn a_closed_stream_is_a_lost_connection() {
         let mut f = framed(vec![5, 0, 0]);
-        let e = f.read(&mut Vec::new()).unwrap_err();
-        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        let e = f.read(&mut Vec::new(), "t").unwrap_err();
+        assert!(matches!(e, MysqlError::Connection { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_packet_out_of_sequence_is_a_protocol_error() {
+        let mut f = framed(vec![1, 0, 0, 2, 0]);
+        f.expect_reply();
+        let e = f.read(&mut Vec::new(), "t").unwrap_err();
+        assert!(matches!(e, MysqlError::Protocol { .. }), "{e}");
+        assert!(
+            e.to_string().contains("sequence number 2, expected 1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_error_packet_out_of_sequence_is_still_the_servers_word() {
+        let mut f = framed(vec![3, 0, 0, 0, 0xFF, 0x1D, 0x04]);
+        f.expect_reply();
+        let mut payload = Vec::new();
+        f.read(&mut payload, "t").unwrap();
+        assert_eq!(payload, [0xFF, 0x1D, 0x04]);
+    }
+
+    #[test]
+    fn a_joined_payload_past_the_limit_is_refused_before_it_is_read() {
+        // Two full packets announced, a few bytes sent: the second header
+        // alone must be refused, without allocating its 16 MiB.
+        let mut input = vec![0xFF, 0xFF, 0xFF, 1];
+        input.extend(vec![0; MAX_PAYLOAD]);
+        input.extend([0xFF, 0xFF, 0xFF, 2, 1, 2, 3]);
+        let mut f = framed(input);
+        f.expect_reply();
+        let mut payload = Vec::new();
+        let e = f.read(&mut payload, "t").unwrap_err();
+        assert!(e.to_string().contains("the limit is 16777216 bytes"), "{e}");
+        assert_eq!(payload.len(), MAX_PAYLOAD);
     }
 }

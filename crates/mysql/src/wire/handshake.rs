@@ -2,9 +2,11 @@
 //!
 //! Only what the bulk path needs is spoken: protocol 10 with 4.1 packets, a
 //! MariaDB server offering bulk operations, and `mysql_native_password`
-//! (MariaDB's default plugin), also after an authentication switch.
-//! Anything else (TLS, compression, other plugins, MySQL) is left to the
-//! `mysql` crate: [`Greeting::NeedsDriver`] says why.
+//! (MariaDB's default plugin), also after an authentication switch, which
+//! may also go to `client_ed25519` (MariaDB's `ed25519` plugin). Anything
+//! else (TLS, compression, other plugins such as `parsec`, MySQL) is left
+//! to the `mysql` crate, built with its `client_ed25519` and
+//! `client_parsec` features: [`Greeting::NeedsDriver`] says why.
 
 use std::io::{Read, Write};
 
@@ -12,9 +14,9 @@ use mysql::consts::{CapabilityFlags, MariadbCapabilities};
 use mysql_common::io::ParseBuf;
 use mysql_common::packets::{AuthPlugin, AuthSwitchRequest, HandshakePacket, HandshakeResponse};
 use mysql_common::proto::MySerialize;
-use mysql_common::scramble::scramble_native;
+use mysql_common::scramble::{create_response_for_ed25519, scramble_native};
 
-use super::framing::Framed;
+use super::framing::{Framed, MAX_REPLY};
 use super::reply::{self, Reply};
 use crate::MysqlError;
 
@@ -31,7 +33,7 @@ const WANTED: CapabilityFlags = CapabilityFlags::CLIENT_PROTOCOL_41
     .union(CapabilityFlags::CLIENT_LONG_FLAG);
 
 /// Largest packet we announce we would accept (replies are small).
-const MAX_PACKET: u32 = 16 * 1024 * 1024;
+const MAX_PACKET: u32 = MAX_REPLY as u32;
 
 /// How the connection phase ended.
 #[derive(Debug)]
@@ -66,18 +68,25 @@ pub(super) fn run<S: Read + Write>(
 ) -> Result<Greeting, MysqlError> {
     let context = "connect";
     let mut payload = Vec::new();
-    framed
-        .read(&mut payload)
-        .map_err(|e| reply::io_error(e, context))?;
+    framed.read(&mut payload, context)?;
     if payload.first() == Some(&0xFF) {
         // A refusal before any greeting (too many connections, host blocked).
         return Err(reply::parse(&payload, CapabilityFlags::empty(), context)
             .err()
             .unwrap_or_else(|| reply::protocol("an unreadable refusal", context)));
     }
+    check_greeting(&payload, context)?;
     let hello: HandshakePacket<'_> = ParseBuf(&payload)
         .parse(())
         .map_err(|_| reply::protocol("an unreadable greeting", context))?;
+    if !hello.server_version_ref().is_ascii() {
+        // mysql_common's version parsers would panic on digits of other
+        // scripts, which their patterns accept.
+        return Err(reply::protocol(
+            "a server version that is not ASCII",
+            context,
+        ));
+    }
     let server = hello.capabilities();
     if hello.protocol_version() != 10 || !server.contains(CapabilityFlags::CLIENT_PROTOCOL_41) {
         return Ok(Greeting::NeedsDriver("an old protocol version"));
@@ -130,8 +139,27 @@ pub(super) fn run<S: Read + Write>(
     })
 }
 
+/// Refuses what `mysql_common`'s greeting parser would trip on: an
+/// authentication data length of 128 or more overflows its `i8`
+/// arithmetic (a panic where overflow checks are on).
+fn check_greeting(payload: &[u8], context: &'static str) -> Result<(), MysqlError> {
+    // Protocol version, NUL-terminated server version, then the length at
+    // offset 20 of the fixed part.
+    let Some(nul) = payload.iter().skip(1).position(|&b| b == 0) else {
+        return Ok(()); // the parser refuses it
+    };
+    match payload.get(1 + nul + 1 + 20) {
+        Some(&len) if len >= 0x80 => Err(reply::protocol(
+            format!("an authentication data length of {len}"),
+            context,
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Reads the server's verdict, answering one switch to
-/// `mysql_native_password`; `None` for a switch to anything else.
+/// `mysql_native_password` or `client_ed25519`; `None` for a switch to
+/// anything else.
 fn authenticate<S: Read + Write>(
     framed: &mut Framed<S>,
     login: &Login<'_>,
@@ -141,9 +169,7 @@ fn authenticate<S: Read + Write>(
     let context = "authentication";
     let mut switched = false;
     loop {
-        framed
-            .read(payload)
-            .map_err(|e| reply::io_error(e, context))?;
+        framed.read(payload, context)?;
         if payload.first() != Some(&0xFE) {
             return match reply::parse(payload, capabilities, context)? {
                 Reply::Ok(_) => Ok(Some(())),
@@ -156,11 +182,17 @@ fn authenticate<S: Read + Write>(
         let switch: AuthSwitchRequest<'_> = ParseBuf(payload)
             .parse(())
             .map_err(|_| reply::protocol("an unreadable authentication switch", context))?;
-        if switched || switch.auth_plugin() != AuthPlugin::MysqlNativePassword {
-            return Ok(None);
-        }
+        let answer = match switch.auth_plugin() {
+            _ if switched => return Ok(None),
+            AuthPlugin::MysqlNativePassword => {
+                native_scramble(switch.plugin_data(), login.password)
+            }
+            AuthPlugin::Ed25519 => {
+                create_response_for_ed25519(login.password, switch.plugin_data()).to_vec()
+            }
+            _ => return Ok(None),
+        };
         switched = true;
-        let answer = native_scramble(switch.plugin_data(), login.password);
         framed
             .send(&answer)
             .map_err(|e| reply::io_error(e, context))?;

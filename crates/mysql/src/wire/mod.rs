@@ -2,27 +2,32 @@
 //! their replies, and bulk packets built straight from a batch's text.
 //!
 //! The `mysql` crate waits for every reply before it sends the next
-//! statement and binds each value as an owned `Value`; the eighth look in
-//! `docs/benchmarks.md` measured both: the server idles ~2 ms after each
-//! 2,000-row statement, and the sinks spend a third of the client's CPU in
-//! allocation and copies. This client keeps one statement in flight while
-//! the next is encoded, on `mysql_common`'s packet types (greeting,
+//! statement and binds each value as an owned `Value`, so the server idles
+//! between statements and the client spends its time in allocation and
+//! copies. This client keeps one statement in flight while the next is
+//! encoded, on `mysql_common`'s packet types (greeting,
 //! handshake response, OK, ERR, authentication switch).
 //!
 //! It speaks just enough: plain TCP or a Unix socket, MariaDB with bulk
-//! operations, `mysql_native_password`. [`WireConn::connect`] answers
+//! operations, `mysql_native_password` (or a switch to `client_ed25519`).
+//! It trusts nothing it reads: lengths, counts and sequence numbers are
+//! checked against limits before use (`framing`, `reply`), and a violation
+//! is a [`MysqlError::Protocol`], never a panic or a huge allocation. [`WireConn::connect`] answers
 //! `None` for anything else, and the sink uses the driver. The session runs
 //! with `autocommit=0` (see [`WireConn::connect`]), so that a statement sent
 //! ahead of a failure can never commit on its own.
 
 pub(crate) mod bulk;
+#[cfg(all(test, unix))]
+mod fake_auth;
 mod framing;
+#[cfg(all(unix, any(test, feature = "fuzzing")))]
+pub mod fuzz;
 mod handshake;
+#[cfg(all(test, unix))]
+mod hostile;
 mod reply;
-
-use std::net::{TcpStream, ToSocketAddrs};
-#[cfg(unix)]
-use std::os::unix::net::UnixStream;
+mod socket;
 
 use mysql::consts::CapabilityFlags;
 use mysql::Opts;
@@ -33,6 +38,7 @@ pub(crate) use reply::Done;
 use crate::MysqlError;
 use framing::{Framed, Stream};
 use handshake::{Greeting, Login};
+use socket::{tcp_stream, unix_stream};
 
 /// `COM_QUERY`.
 const COM_QUERY: u8 = 0x03;
@@ -331,7 +337,7 @@ impl WireConn {
 
     /// One reply that must be OK (or ERR).
     fn read_ok(&mut self, context: &'static str) -> Result<Done, MysqlError> {
-        self.read_payload(context)?;
+        self.read_first(context)?;
         match reply::parse(&self.payload, self.capabilities, context)? {
             reply::Reply::Ok(done) => Ok(done),
             reply::Reply::Other => Err(reply::protocol("a reply that is not OK", context)),
@@ -339,28 +345,33 @@ impl WireConn {
     }
 
     /// A text result set: column count, column definitions, EOF, rows, EOF.
+    /// The column count is bounded ([`reply::MAX_COLUMNS`]) and so are the
+    /// rows' memory all together ([`framing::MAX_REPLY`]).
     fn read_rows(&mut self, context: &'static str) -> Result<Vec<Vec<Option<String>>>, MysqlError> {
-        self.read_payload(context)?;
+        self.read_first(context)?;
         if let reply::Reply::Ok(done) = reply::parse(&self.payload, self.capabilities, context)? {
             self.last = done;
             return Ok(Vec::new());
         }
-        let (columns, _) = reply::lenenc_int(&self.payload)
-            .ok_or_else(|| reply::protocol("an unreadable column count", context))?;
-        let columns = columns as usize;
-        self.skip_through_eof(context)?;
+        let columns = reply::column_count(&self.payload, context)?;
+        self.skip_through_eof(columns, context)?;
         let mut rows = Vec::new();
+        let mut total = 0usize;
         loop {
             self.read_payload(context)?;
-            if self.payload.first() == Some(&0xFF) {
-                reply::parse(&self.payload, self.capabilities, context)?;
-            }
+            self.server_error(context)?;
             if reply::is_eof(&self.payload) {
                 self.last = Done {
                     affected_rows: 0,
                     warnings: reply::eof_warnings(&self.payload),
                 };
                 return Ok(rows);
+            }
+            // What the rows will hold: their text and a slot per value.
+            total += self.payload.len() + columns * std::mem::size_of::<Option<String>>();
+            if total > framing::MAX_REPLY {
+                let what = format!("a result set of more than {} bytes", framing::MAX_REPLY);
+                return Err(reply::protocol(what, context));
             }
             rows.push(reply::text_row(&self.payload, columns, context)?);
         }
@@ -369,10 +380,8 @@ impl WireConn {
     /// `COM_STMT_PREPARE`'s OK: status, id, columns, parameters, then
     /// their definitions, each list closed by an EOF.
     fn read_prepare_ok(&mut self, context: &'static str) -> Result<u32, MysqlError> {
-        self.read_payload(context)?;
-        if self.payload.first() == Some(&0xFF) {
-            reply::parse(&self.payload, self.capabilities, context)?;
-        }
+        self.read_first(context)?;
+        self.server_error(context)?;
         let p = &self.payload;
         if p.len() < 9 || p[0] != 0 {
             return Err(reply::protocol("an unreadable prepare reply", context));
@@ -382,27 +391,44 @@ impl WireConn {
         let params = u16::from_le_bytes([p[7], p[8]]);
         for count in [params, columns] {
             if count > 0 {
-                self.skip_through_eof(context)?;
+                self.skip_through_eof(usize::from(count), context)?;
             }
         }
         Ok(id)
     }
 
-    /// Skips definitions up to and including the next EOF packet.
-    fn skip_through_eof(&mut self, context: &'static str) -> Result<(), MysqlError> {
-        loop {
+    /// Skips `count` definitions and the EOF packet that closes them; an
+    /// ERR packet among them is the server's error, and a list longer than
+    /// announced a protocol error.
+    fn skip_through_eof(&mut self, count: usize, context: &'static str) -> Result<(), MysqlError> {
+        for _ in 0..=count {
             self.read_payload(context)?;
+            self.server_error(context)?;
             if reply::is_eof(&self.payload) {
                 return Ok(());
             }
         }
+        let what = format!("more than {count} definitions announced, or no EOF after them");
+        Err(reply::protocol(what, context))
+    }
+
+    /// The server's error when the payload read is an ERR packet.
+    fn server_error(&self, context: &'static str) -> Result<(), MysqlError> {
+        if self.payload.first() == Some(&0xFF) {
+            reply::parse(&self.payload, self.capabilities, context)?;
+        }
+        Ok(())
+    }
+
+    /// Reads the first payload of the oldest command's reply.
+    fn read_first(&mut self, context: &'static str) -> Result<(), MysqlError> {
+        self.framed.expect_reply();
+        self.read_payload(context)
     }
 
     /// Reads the next payload into `self.payload`.
     fn read_payload(&mut self, context: &'static str) -> Result<(), MysqlError> {
-        self.framed
-            .read(&mut self.payload)
-            .map_err(|e| reply::io_error(e, context))
+        self.framed.read(&mut self.payload, context)
     }
 }
 
@@ -410,48 +436,4 @@ impl WireConn {
 fn needs_driver(why: &str) -> Option<WireConn> {
     log::debug!("bulk path through the mysql crate: this connection needs {why}");
     None
-}
-
-/// A TCP connection to the options' host and port, with their timeouts.
-fn tcp_stream(opts: &Opts) -> Result<Stream, MysqlError> {
-    let context = "connect";
-    let io = |e| reply::io_error(e, context);
-    let host = opts.get_ip_or_hostname();
-    let mut last = None;
-    for addr in (host.as_ref(), opts.get_tcp_port())
-        .to_socket_addrs()
-        .map_err(io)?
-    {
-        let attempt = match opts.get_tcp_connect_timeout() {
-            Some(timeout) => TcpStream::connect_timeout(&addr, timeout),
-            None => TcpStream::connect(addr),
-        };
-        match attempt {
-            Ok(stream) => {
-                stream.set_nodelay(true).map_err(io)?;
-                return Stream::Tcp(stream).with_timeouts(opts).map_err(io);
-            }
-            Err(e) => last = Some(e),
-        }
-    }
-    Err(io(last.unwrap_or_else(|| {
-        std::io::Error::other("the host has no address")
-    })))
-}
-
-/// A connection to the Unix socket at `path`, with the options' timeouts.
-#[cfg(unix)]
-fn unix_stream(path: &str, opts: &Opts) -> Result<Stream, MysqlError> {
-    let io = |e| reply::io_error(e, "connect");
-    let stream = UnixStream::connect(path).map_err(io)?;
-    Stream::Unix(stream).with_timeouts(opts).map_err(io)
-}
-
-/// No Unix sockets here: the caller stays on TCP.
-#[cfg(not(unix))]
-fn unix_stream(_path: &str, _opts: &Opts) -> Result<Stream, MysqlError> {
-    Err(reply::io_error(
-        std::io::ErrorKind::Unsupported.into(),
-        "connect",
-    ))
 }

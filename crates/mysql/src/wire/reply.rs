@@ -9,6 +9,9 @@ use mysql_common::packets::{CommonOkPacket, ErrPacket, OkPacketDeserializer};
 
 use crate::MysqlError;
 
+/// Most columns a result set may have: MariaDB's own limit for a table.
+pub(super) const MAX_COLUMNS: usize = 4096;
+
 /// What a statement reported.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Done {
@@ -124,18 +127,29 @@ pub(super) fn lenenc_int(bytes: &[u8]) -> Option<(u64, &[u8])> {
 
 /// A broken connection: retryable, and the session is dropped.
 pub(super) fn io_error(error: io::Error, context: &'static str) -> MysqlError {
-    MysqlError::Connection {
-        message: error.to_string(),
-        context,
-    }
+    MysqlError::io(&error, context)
 }
 
 /// A reply this client cannot read: not retryable. The connection is then
 /// out of step and the caller closes it.
-pub(super) fn protocol(what: &str, context: &'static str) -> MysqlError {
-    MysqlError::Driver {
-        message: format!("protocol error: {what}"),
+pub(super) fn protocol(what: impl Into<String>, context: &'static str) -> MysqlError {
+    MysqlError::Protocol {
+        what: what.into(),
         context,
+    }
+}
+
+/// The column count of a result set's header, checked against
+/// [`MAX_COLUMNS`] before anything is sized by it.
+pub(super) fn column_count(payload: &[u8], context: &'static str) -> Result<usize, MysqlError> {
+    let (columns, _) =
+        lenenc_int(payload).ok_or_else(|| protocol("an unreadable column count", context))?;
+    match usize::try_from(columns) {
+        Ok(n) if (1..=MAX_COLUMNS).contains(&n) => Ok(n),
+        _ => Err(protocol(
+            format!("a result set of {columns} columns (the limit is {MAX_COLUMNS})"),
+            context,
+        )),
     }
 }
 
@@ -195,6 +209,21 @@ mod tests {
             vec![None, Some("abc".to_owned()), Some(String::new())]
         );
         assert!(text_row(&row[..3], 2, "t").is_err());
+    }
+
+    #[test]
+    fn column_counts_are_bounded_before_use() {
+        assert_eq!(column_count(&[3], "t").unwrap(), 3);
+        assert_eq!(column_count(&[0xFC, 0x00, 0x10], "t").unwrap(), 4096);
+        for huge in [
+            &[0xFC, 0x01, 0x10][..],
+            &[0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF],
+            &[0],
+            &[0xFF],
+        ] {
+            let e = column_count(huge, "t").unwrap_err();
+            assert!(matches!(e, MysqlError::Protocol { .. }), "{e}");
+        }
     }
 
     #[test]

@@ -3,10 +3,13 @@
 //! named after the test, so tests run in parallel.
 
 mod common;
+mod proxy;
 
+mod auth;
 mod bad_records;
 mod binary;
 mod escaping;
+mod faults;
 mod limits;
 mod modes;
 mod retry;

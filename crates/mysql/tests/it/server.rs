@@ -108,3 +108,36 @@ fn config_ok() -> SinkConfig {
     fresh_table("rp_mysql_pwd_ok");
     config("rp_mysql_pwd_ok")
 }
+
+/// How the server sees the sink's connection: `localhost` on the Unix
+/// socket, `127.0.0.1:port` on TCP.
+fn transport_of(url: String, path: WritePath) -> String {
+    let table = format!("rp_wire_transport_{path:?}").to_lowercase();
+    fresh_table(&table);
+    let config = SinkConfig::new(url, &table, COLUMNS).write_path(path);
+    let target = prepare(&config).unwrap();
+    let sink = target.connect_sink(0).unwrap();
+    let id = sink.connection_id().unwrap();
+    let host: Option<String> = conn()
+        .query_first(format!(
+            "SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = {id}"
+        ))
+        .unwrap();
+    drop(sink);
+    conn()
+        .query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
+        .unwrap();
+    host.unwrap()
+}
+
+#[test]
+fn both_clients_move_to_the_same_servers_socket_only_for_a_loopback_host() {
+    for path in [WritePath::Insert, WritePath::Bulk] {
+        assert_eq!(transport_of(url(), path), "localhost", "{path:?}");
+        let tcp = format!("{}?prefer_socket=false", url());
+        assert!(
+            transport_of(tcp, path).starts_with("127.0.0.1:"),
+            "{path:?}"
+        );
+    }
+}

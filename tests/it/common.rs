@@ -1,7 +1,6 @@
 //! Helpers shared by the root package's integration tests: the test
 //! server's URL, running the `ringpipe` binary, and reading tables back.
-//! Each test binary uses a different subset: declare it with
-//! `#[allow(dead_code)] mod common;`.
+//! Every module of the `it` test binary uses them.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

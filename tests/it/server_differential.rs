@@ -2,9 +2,6 @@
 //! `LOAD XML LOCAL INFILE` for each of its three row forms, and a
 //! `mariadb-dump --xml` round trip.
 
-#[allow(dead_code)]
-mod common;
-
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
@@ -15,7 +12,7 @@ use ringpipe_pipeline::Import;
 use ringpipe_xml::gen::{product_table_ddl, Catalogue, PRODUCT_COLUMNS};
 use ringpipe_xml::{XmlConfig, XmlSource};
 
-use common::{checksum, conn, url};
+use crate::common::{self, checksum, conn, url};
 
 /// One of LOAD XML's three row forms.
 #[derive(Clone, Copy, Debug)]

@@ -2,10 +2,7 @@
 //! (`RINGPIPE_TEST_MYSQL_URL`, default the local test server). Each test
 //! owns its table.
 
-#[allow(dead_code)] // each test binary uses a subset of the helpers
-mod common;
-
-use common::{
+use crate::common::{
     catalogue, checksum, count, fresh_table, import, query_one, ringpipe, stderr, stdout, url,
 };
 use ringpipe_xml::gen::PRODUCT_COLUMNS;

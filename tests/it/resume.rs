@@ -1,14 +1,11 @@
 //! Exactly-once resume through the binary: `kill -9` at several points of an
 //! import, then `--resume`, must leave the table a clean import leaves.
 
-#[allow(dead_code)]
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{
+use crate::common::{
     catalogue, checksum, count, fresh_table, import, import_args, query_one, ringpipe, stderr,
 };
 

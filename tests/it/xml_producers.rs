@@ -4,13 +4,10 @@
 //! MariaDB and PostgreSQL clients come with the servers the suite needs);
 //! a missing tool fails the test, never skips it. Tables are `xml_prod_*`.
 
-#[allow(dead_code)] // each test binary uses a subset of the helpers
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 
-use common::{checksum, conn, ringpipe, stderr, url, url_parts};
+use crate::common::{checksum, conn, ringpipe, stderr, url, url_parts};
 use mysql::prelude::Queryable;
 
 /// Drops the tables when the test ends, also on failure.

@@ -1,0 +1,56 @@
+//! Each database error a user can cause, as one line in the user's terms
+//! with the fix when there is one. Everything else keeps the library's own
+//! message; internals (shards, batches, sequences) are only in the
+//! `RUST_LOG=debug` log.
+
+use ringpipe_mysql::{codes, redact_url, MysqlError};
+
+/// Access denied for a user (wrong password or unknown user).
+const ACCESS_DENIED: [u16; 2] = [1045, 1698];
+/// `ER_DBACCESS_DENIED_ERROR`: no rights on the database.
+const DB_ACCESS_DENIED: u16 = 1044;
+/// `ER_BAD_DB_ERROR`: unknown database.
+const BAD_DB: u16 = 1049;
+
+/// `error`, met importing into `table` of the server `url`, for the user.
+pub fn database(error: &MysqlError, url: &str, table: &str) -> String {
+    let server = redact_url(url);
+    match error {
+        MysqlError::Connection { message, context } | MysqlError::TimedOut { message, context }
+            if context.contains("connect") =>
+        {
+            format!(
+                "cannot connect to {server}: {message}; is the server running? \
+                 try `ringpipe doctor --url {server}`"
+            )
+        }
+        MysqlError::Server { code, message, .. } if ACCESS_DENIED.contains(code) => format!(
+            "{message} at {server}: check the user and the password \
+             (in the URL, MYSQL_PWD or --password-file)"
+        ),
+        MysqlError::Server { code, message, .. } if *code == DB_ACCESS_DENIED => {
+            format!("{message}: grant the user rights on it, or name another database in the URL")
+        }
+        MysqlError::Server { code, message, .. } if *code == BAD_DB => format!(
+            "{message} on {server}: create it first (CREATE DATABASE …) \
+             or name another in the URL"
+        ),
+        MysqlError::Schema(message) if message.contains("does not exist") => format!(
+            "{message}: create it first (for a catalogue made by `ringpipe gen`: \
+             `ringpipe gen --ddl {table}` prints its CREATE TABLE)"
+        ),
+        duplicate if is_duplicate(duplicate) => format!(
+            "{duplicate}; to accept duplicate keys use --mode ignore|upsert|replace, \
+             or set bad records aside with --max-bad N --reject-file FILE"
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// Whether the server refused a record for a duplicate key.
+fn is_duplicate(error: &MysqlError) -> bool {
+    matches!(
+        error.code(),
+        Some(codes::DUP_ENTRY | codes::DUP_ENTRY_WITH_KEY_NAME)
+    )
+}
