@@ -39,6 +39,7 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
             args.file.display()
         );
     }
+    let usage = regions[0].column_usage();
     let region_count = regions.len();
     let progress = match args.quiet {
         true => ProgressLine::hidden(),
@@ -73,6 +74,7 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         (report.reconnects, report.timeouts) = prepared.map_or((0, 0), |p| p.recoveries());
         report
     };
+    let report = report.unfilled(usage.unfilled());
     if args.quiet {
         return Ok(());
     }
@@ -189,7 +191,20 @@ fn use_password_file(path: &Path) -> Result<(), CliError> {
 }
 
 fn xml_config(args: &ImportArgs, columns: &[String]) -> Result<XmlConfig, CliError> {
-    let mut config = XmlConfig::new(args.row.clone(), columns.iter().cloned()).strict(args.strict);
+    let mut config = XmlConfig::new(args.row.clone(), columns.iter().cloned())
+        .strict(args.strict)
+        .allow_empty(args.allow_empty)
+        .join_with(args.join_separator());
+    for repeated in &args.repeated {
+        let usage = |m: String| CliError::Usage(format!("--repeated {repeated}: {m}"));
+        config = match repeated.split_once('=') {
+            None => config.repeated(repeated.parse().map_err(usage)?),
+            Some((column, _)) if !columns.iter().any(|c| c == column) => {
+                return Err(usage(format!("{column:?} is not a column")))
+            }
+            Some((column, policy)) => config.repeated_for(column, policy.parse().map_err(usage)?),
+        };
+    }
     for map in &args.maps {
         let Some((field, column)) = map.split_once('=') else {
             return Err(CliError::Usage(format!(
@@ -204,6 +219,30 @@ fn xml_config(args: &ImportArgs, columns: &[String]) -> Result<XmlConfig, CliErr
         }
         config = config.rename(field, column);
     }
+    for field in &args.fields {
+        let usage = |m: &str| CliError::Usage(format!("--field {field}: {m}"));
+        let Some((column, path)) = field.split_once('=') else {
+            return Err(usage("expected COLUMN=PATH"));
+        };
+        if args
+            .maps
+            .iter()
+            .any(|m| m.split_once('=').is_some_and(|(_, c)| c == column))
+        {
+            return Err(usage(&format!(
+                "column {column:?} is also the target of a --map"
+            )));
+        }
+        config = config.field(column, path);
+    }
+    for decode in &args.decodes {
+        let usage = |m: String| CliError::Usage(format!("--decode {decode}: {m}"));
+        let (column, how) = decode
+            .split_once('=')
+            .ok_or_else(|| usage("expected COLUMN=hex|base64".into()))?;
+        config = config.decode(column, how.parse().map_err(usage)?);
+    }
+    config.validate().map_err(CliError::Usage)?;
     Ok(config)
 }
 
@@ -309,6 +348,7 @@ fn report(
         server_rows_per_commit: server.rows_per_commit(),
         server_rows_per_statement: server.rows_per_statement(),
         dry_run: args.dry_run,
+        unfilled_columns: Vec::new(),
         preview: None,
     }
 }

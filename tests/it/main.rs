@@ -2,7 +2,9 @@
 //! `ringpipe` binary as a user runs it ([`cli`]), exactly-once resume after
 //! `kill -9` ([`resume`]), the reliability scenarios ([`reliability`]), no
 //! password in any output ([`secrets_cli`]) and the XML source against the
-//! server's own XML paths ([`server_differential`]), all against the real
+//! server's own XML paths ([`server_differential`]), the XML mapping flags
+//! ([`xml_cli`]) and XML from real producers, mariadb-dump and PostgreSQL
+//! ([`xml_producers`]), all against the real
 //! MariaDB (`RINGPIPE_TEST_MYSQL_URL`, default the local test server).
 //! Each test owns its tables.
 //!
@@ -14,3 +16,5 @@ mod reliability;
 mod resume;
 mod secrets_cli;
 mod server_differential;
+mod xml_cli;
+mod xml_producers;

@@ -14,12 +14,22 @@ pub(crate) enum Fault {
     Syntax(String),
     /// Bad bytes for the encoding.
     Encoding(String),
+    /// Bytes that are not UTF-8 in input read as UTF-8.
+    BadUtf8,
+    /// A character XML forbids (a C0 control, U+FFFE, U+FFFF).
+    Forbidden(String),
     /// A refused or undefined reference, as written (`&name;`).
     Entity { reference: String, error: RefError },
     /// A configured limit crossed, with the limit's value.
     Limit(LimitKind, u64),
     /// A field with no column (strict mode).
     UnknownField(String),
+    /// A value that does not decode (`--decode`, `xsi:type`).
+    BadValue { field: String, message: String },
+    /// No record element in the whole document.
+    NoRecords(String),
+    /// A second value for a column whose policy is `error`.
+    Repeated { field: String, column: String },
     /// Reading the input failed.
     Io(std::io::Error),
 }
