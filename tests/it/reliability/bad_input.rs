@@ -13,7 +13,7 @@ use super::{
     assert_same_rows, committed_before, import, import_args, reference, with_doctype, Input, Parts,
     EXIT_INPUT, SEED,
 };
-use crate::common::{self, conn, fresh_table, ringpipe, stderr};
+use crate::common::{self, conn, fresh_table, ringpipe, stderr, TestTable};
 
 /// Good records before every input fault.
 const GOOD: u64 = 5_000;
@@ -33,12 +33,12 @@ struct Fault<'a> {
 /// Writes 5,000 good records then the fault, imports it, and checks exit
 /// code 3, the message (file:line:column: record 5001 and `says`) and that
 /// the table equals a clean import of the 5,000 good records.
-fn bad_input(fault: Fault) -> Output {
+fn bad_input(fault: Fault) -> TestTable {
     bad_input_with(fault, |path, table| import(path, table, &[]))
 }
 
 /// [`bad_input`], importing with `run`.
-fn bad_input_with(fault: Fault, run: impl Fn(&Path, &str) -> Output) -> Output {
+fn bad_input_with(fault: Fault, run: impl Fn(&Path, &str) -> Output) -> TestTable {
     let dir = tempfile::tempdir().unwrap();
     let parts = Parts::new(GOOD, SEED);
     let header = with_doctype(&parts.header, fault.doctype);
@@ -49,7 +49,7 @@ fn bad_input_with(fault: Fault, run: impl Fn(&Path, &str) -> Output) -> Output {
         fault.tail,
     );
     let reference = reference(GOOD, SEED);
-    let _table = fresh_table(fault.table);
+    let table = fresh_table(fault.table);
     let started = Instant::now();
     let output = run(&input.path, fault.table);
     let elapsed = started.elapsed();
@@ -74,13 +74,13 @@ fn bad_input_with(fault: Fault, run: impl Fn(&Path, &str) -> Output) -> Output {
         "{}: {GOOD} rows kept, checksum equal, {elapsed:.2?}: {message}",
         fault.table
     );
-    output
+    table
 }
 
 #[test]
 fn bad_input_truncated_mid_record() {
     let tail = b"  <product id=\"5001\" currency=\"EUR\">\n    <sku>SKU-0000";
-    bad_input(Fault {
+    let _table = bad_input(Fault {
         table: "rel_bad_truncated",
         doctype: None,
         tail,
@@ -95,7 +95,7 @@ fn bad_input_in_the_last_of_two_regions_keeps_every_record_before_it() {
     // region; the first runs to its end, so exactly the records before the
     // fault are committed, as with one parser.
     let tail = b"  <product id=\"5001\">\n    <sku>S5001</sku>\n    <name>n</price>\n  </product>\n</catalogue>\n";
-    bad_input_with(
+    let _table = bad_input_with(
         Fault {
             table: "rel_bad_regions",
             doctype: None,
@@ -113,7 +113,7 @@ fn bad_input_in_the_last_of_two_regions_keeps_every_record_before_it() {
 #[test]
 fn bad_input_mismatched_tags() {
     let tail = b"  <product id=\"5001\">\n    <sku>S5001</sku>\n    <name>n</price>\n  </product>\n</catalogue>\n";
-    bad_input(Fault {
+    let _table = bad_input(Fault {
         table: "rel_bad_mismatched",
         doctype: None,
         tail,
@@ -125,7 +125,7 @@ fn bad_input_mismatched_tags() {
 #[test]
 fn bad_input_invalid_utf8_in_a_value() {
     let tail = b"  <product id=\"5001\">\n    <sku>S5001</sku>\n    <name>ab\xFF\xFEcd</name>\n  </product>\n</catalogue>\n";
-    bad_input(Fault {
+    let _table = bad_input(Fault {
         table: "rel_bad_utf8",
         doctype: None,
         tail,
@@ -137,7 +137,7 @@ fn bad_input_invalid_utf8_in_a_value() {
 #[test]
 fn bad_input_undefined_entity() {
     let tail = b"  <product id=\"5001\">\n    <sku>S5001</sku>\n    <name>a &foo; b</name>\n  </product>\n</catalogue>\n";
-    bad_input(Fault {
+    let _table = bad_input(Fault {
         table: "rel_bad_entity",
         doctype: None,
         tail,
@@ -149,7 +149,7 @@ fn bad_input_undefined_entity() {
 #[test]
 fn bad_input_external_entity_is_refused_not_fetched() {
     let tail = b"  <product id=\"5001\">\n    <sku>S5001</sku>\n    <name>n</name>\n    <description>&x;</description>\n  </product>\n</catalogue>\n";
-    bad_input(Fault {
+    let _table = bad_input(Fault {
         table: "rel_bad_xxe",
         doctype: Some("<!DOCTYPE catalogue [<!ENTITY x SYSTEM \"file:///etc/passwd\">]>"),
         tail,
@@ -175,7 +175,7 @@ fn bad_input_billion_laughs_is_refused_not_expanded() {
     doctype.push('>');
     let tail = b"  <product id=\"5001\">\n    <sku>S5001</sku>\n    <name>&lol9;</name>\n  </product>\n</catalogue>\n";
     let started = Instant::now();
-    bad_input(Fault {
+    let _table = bad_input(Fault {
         table: "rel_bad_laughs",
         doctype: Some(&doctype),
         tail,
@@ -197,7 +197,7 @@ fn bad_input_ten_thousand_deep_nesting() {
     tail.extend_from_slice(&b"</a>".repeat(10_000));
     tail.extend_from_slice(b"</product>\n</catalogue>\n");
     // Root is depth 1, the record 2: the 255th <a> would be depth 257.
-    bad_input(Fault {
+    let _table = bad_input(Fault {
         table: "rel_bad_deep",
         doctype: None,
         tail: &tail,
