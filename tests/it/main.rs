@@ -12,6 +12,7 @@
 
 mod cli;
 mod common;
+mod messages;
 mod reliability;
 mod resume;
 mod secrets_cli;
