@@ -133,6 +133,7 @@ mod metrics;
 mod poller;
 mod processor;
 mod producer;
+mod producer_stats;
 mod rewind;
 mod ring_buffer;
 mod sequence;

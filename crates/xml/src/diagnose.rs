@@ -63,3 +63,18 @@ impl From<Fault> for Located {
         Located { fault, offset: 0 }
     }
 }
+
+/// The fault of a bad reference at byte `offset` of the raw value `raw`,
+/// which starts at `at` in the token.
+pub(crate) fn ref_fault(raw: &str, offset: usize, at: usize, error: RefError) -> Located {
+    let after = &raw[offset + 1..];
+    let name = after.find(';').map_or(after, |end| &after[..end]);
+    let fault = match error {
+        RefError::Unterminated => Fault::syntax(error.to_string()),
+        _ => Fault::entity(name, error),
+    };
+    Located {
+        fault,
+        offset: at + offset,
+    }
+}

@@ -93,7 +93,7 @@ impl PathEval {
                 if name.matches(attribute.key, true, scope) {
                     let mut value = String::new();
                     text::push_attribute_value(attribute.value, declared, &mut value).map_err(
-                        |(offset, e)| crate::record::ref_fault(attribute.value, offset, at, e),
+                        |(offset, e)| crate::diagnose::ref_fault(attribute.value, offset, at, e),
                     )?;
                     values[i] = Some(value);
                 }
@@ -247,7 +247,7 @@ fn predicates_hold(
             if name.matches(attribute.key, true, scope) {
                 value.clear();
                 text::push_attribute_value(attribute.value, declared, &mut value).map_err(
-                    |(offset, e)| crate::record::ref_fault(attribute.value, offset, at, e),
+                    |(offset, e)| crate::diagnose::ref_fault(attribute.value, offset, at, e),
                 )?;
                 found = Some(match predicate {
                     Predicate::Equals(_, want) => value == *want,

@@ -11,7 +11,7 @@ mod paths;
 
 use crate::binary::Decode;
 use crate::config::{Limits, Repeated, XmlConfig};
-use crate::diagnose::{Fault, Located};
+use crate::diagnose::{ref_fault, Fault, Located};
 use crate::document::Document;
 use crate::error::LimitKind;
 use crate::fields::FieldMap;
@@ -517,17 +517,4 @@ fn check_value(
 ) -> Result<(), Located> {
     text::check_attribute_value(raw, declared, scratch)
         .map_err(|(offset, error)| ref_fault(raw, offset, at, error))
-}
-
-pub(crate) fn ref_fault(raw: &str, offset: usize, at: usize, error: RefError) -> Located {
-    let after = &raw[offset + 1..];
-    let name = after.find(';').map_or(after, |end| &after[..end]);
-    let fault = match error {
-        RefError::Unterminated => Fault::syntax(error.to_string()),
-        _ => Fault::entity(name, error),
-    };
-    Located {
-        fault,
-        offset: at + offset,
-    }
 }
