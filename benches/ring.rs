@@ -12,6 +12,8 @@
 //! - `RINGPIPE_BENCH_ROUNDS`: rounds (default 7);
 //! - `RINGPIPE_BENCH_TRIPS`: measured round trips per latency run of the
 //!   rings (default 1M; the channels do at most 100k, see `channel_trips`);
+//! - `RINGPIPE_BENCH_LOAD_SECS`: seconds per run of the steady-load case
+//!   (`load`, default 0.5);
 //! - `RINGPIPE_BENCH_QUICK=1`: tiny counts and one round (a CI smoke run);
 //! - `RINGPIPE_BENCH_ONLY=NAME`: run only the contenders whose name contains
 //!   NAME (e.g. to profile one of them under `valgrind --tool=callgrind`;
@@ -23,6 +25,20 @@
 //!   print every processor's mean batch size (diagnostic: the run's time
 //!   then includes waiting for the ring to drain).
 //!
+//! Both rings get the same wait strategy in every case: busy-spin is each
+//! ring's own busy-spin, and yielding is spin for 100 polls, then yield
+//! (ours `WaitStrategy::yielding`, and `SpinThenYield` for the `disruptor`
+//! crate, which ships none). Pinned and unpinned cases are reported apart.
+//!
+//! Final figures, at a quiet time (nothing else running; about 15 minutes):
+//!
+//! ```text
+//! RINGPIPE_BENCH_ROUNDS=7 cargo bench --bench ring > ring-bench.md
+//! ```
+//!
+//! `cargo bench --bench ring load` runs only the steady-load latency case
+//! (1M and 10M events/s, p50/p99/p99.9 publish→handle, both rings).
+//!
 //! A full unfiltered run (not quick) writes the SVG chart to
 //! `docs/img/ring-throughput.svg`.
 
@@ -32,6 +48,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use support::latency::{self, Trips};
+use support::load::{self, Load};
 use support::peers::{channel, disruptor_crate, ours, Crossbeam, StdSync};
 use support::stats::{median, min_max, rate};
 use support::{chart, Params, Topology, Wait};
@@ -47,6 +64,8 @@ struct Config {
     events: u64,
     rounds: usize,
     trips: Trips,
+    /// Seconds per run of the steady-load case.
+    load_secs: f64,
 }
 
 impl Config {
@@ -57,8 +76,14 @@ impl Config {
             false => (20_000_000, 7, 1_000_000),
         };
         let trips = env_u64("RINGPIPE_BENCH_TRIPS").unwrap_or(trips);
+        let load_secs = match std::env::var("RINGPIPE_BENCH_LOAD_SECS") {
+            Ok(secs) => secs.parse().expect("RINGPIPE_BENCH_LOAD_SECS is a number"),
+            Err(_) if quick => 0.02,
+            Err(_) => 0.5,
+        };
         Config {
             quick,
+            load_secs,
             events: env_u64("RINGPIPE_BENCH_EVENTS").unwrap_or(events).max(1024),
             rounds: env_u64("RINGPIPE_BENCH_ROUNDS").map_or(rounds, |r| r.max(1) as usize),
             trips: Trips {
@@ -184,6 +209,14 @@ fn cases() -> Vec<Case> {
             "batch64",
             "1P→1C batch 64, busy-spin, pinned",
             p(Spsc, Busy, true, 64),
+            1.0,
+            false,
+            &RINGS,
+        ),
+        case(
+            "batch64-unpinned",
+            "1P→1C batch 64, busy-spin, unpinned",
+            p(Spsc, Busy, false, 64),
             1.0,
             false,
             &RINGS,
@@ -351,6 +384,68 @@ fn run_latency(config: &Config) -> Vec<LatencyResult> {
     results
 }
 
+/// The offered loads of the steady-load case, in events per second.
+const LOADS: [u64; 2] = [1_000_000, 10_000_000];
+
+/// Steady-load latency: per load, ours then the `disruptor` crate's.
+fn run_load(config: &Config) -> Vec<(u64, [LatencyResult; 2])> {
+    type Run = fn(Load) -> hdrhistogram::Histogram<u64>;
+    let contenders: [(&'static str, Run); 2] = [
+        (OURS.name, load::ours::run),
+        (DISRUPTOR.name, load::disruptor_crate::run),
+    ];
+    LOADS
+        .iter()
+        .map(|&rate| {
+            let load = Load {
+                rate,
+                events: ((rate as f64 * config.load_secs) as u64).max(1000),
+            };
+            let mut results = contenders.map(|(name, _)| LatencyResult {
+                name,
+                percentiles: Vec::new(),
+            });
+            for round in 0..config.rounds {
+                for i in (0..2).map(|i| (i + round) % 2) {
+                    let histogram = (contenders[i].1)(load);
+                    let q = |q| histogram.value_at_quantile(q) as f64;
+                    let row = [q(0.5), q(0.99), q(0.999)];
+                    eprintln!(
+                        "  load {rate}/s round {round}: {:<18} p50 {} p99 {} p99.9 {} ns",
+                        contenders[i].0, row[0], row[1], row[2]
+                    );
+                    results[i].percentiles.push(row);
+                }
+            }
+            (rate, results)
+        })
+        .collect()
+}
+
+fn print_load(results: &[(u64, [LatencyResult; 2])]) {
+    println!("| offered load | contender | median p50 ns | median p99 ns | median p99.9 ns | min–max p99 ns | median ratio p99 ours/peer (per round) |");
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    for (rate, [ours, peer]) in results {
+        for (i, result) in [ours, peer].into_iter().enumerate() {
+            let [p50, p99, p999] = [0, 1, 2].map(|j| median(&result.column(j)));
+            let (lo, hi) = min_max(&result.column(1));
+            let ratio = match i {
+                0 => "—".to_string(),
+                _ => format!("{:.2}", median(&ours.p99_ratios(peer))),
+            };
+            let load = if i == 0 {
+                format!("{}M/s", rate / 1_000_000)
+            } else {
+                String::new()
+            };
+            println!(
+                "| {load} | {} | {p50:.0} | {p99:.0} | {p999:.0} | {lo:.0}–{hi:.0} | {ratio} |",
+                result.name
+            );
+        }
+    }
+}
+
 fn ratio_cells(ratios: &[f64]) -> (String, String) {
     if ratios.is_empty() {
         return ("—".into(), "—".into());
@@ -391,11 +486,12 @@ fn print_latency(results: &[LatencyResult]) {
     }
 }
 
-/// The issue's targets: (case id, peer, minimum median ratio ours/peer).
-const TARGETS: [(&str, &str, f64); 7] = [
-    ("spsc-busy-pinned", "disruptor 4.4", 1.2),
+/// The targets: (case id, peer, minimum median ratio ours/peer).
+const TARGETS: [(&str, &str, f64); 8] = [
+    ("spsc-busy-pinned", "disruptor 4.4", 1.5),
     ("spsc-busy-pinned", "crossbeam-channel", 5.0),
-    ("batch64", "disruptor 4.4", 1.0),
+    ("batch64", "disruptor 4.4", 1.2),
+    ("batch64-unpinned", "disruptor 4.4", 1.2),
     ("batch256", "disruptor 4.4", 1.0),
     ("mpsc2-yield", "disruptor 4.4", 1.0),
     ("pipeline2-yield", "disruptor 4.4", 1.0),
@@ -487,6 +583,10 @@ fn main() {
         eprintln!("latency ...");
         run_latency(&config)
     });
+    let steady = "load".contains(&filter).then(|| {
+        eprintln!("load ...");
+        run_load(&config)
+    });
     println!();
     if !results.is_empty() {
         print_throughput(&results);
@@ -504,6 +604,15 @@ fn main() {
         );
         println!();
         print_latency(latency);
+        println!();
+    }
+    if let Some(steady) = &steady {
+        println!(
+            "Latency publish→handle under a steady offered load, {} s per run, busy-spin, pinned cores 0/1, default slot layout:",
+            config.load_secs
+        );
+        println!();
+        print_load(steady);
         println!();
     }
     print_targets(&cases, &results, latency.as_deref());

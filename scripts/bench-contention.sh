@@ -15,8 +15,7 @@
 # each reply (as the `mysql` crate does) or one statement ahead of it.
 # Rounds are interleaved, each starting with a different contender; each run
 # records its wall time and the server's CPU time.
-# Results: target/bench-contention/results.md (docs/benchmarks.md, "Second
-# look", "Fifth look", "Seventh look" and "Eighth look").
+# Results: target/bench-contention/results.md.
 #
 #   scripts/bench-contention.sh                       # 1,000,000 products, 4 rounds
 #   RINGPIPE_BENCH_ROUNDS=6 scripts/bench-contention.sh

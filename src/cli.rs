@@ -140,6 +140,29 @@ pub struct ImportArgs {
     /// Unknown fields in a record are an error instead of being ignored.
     #[arg(help_heading = "Mapping", long)]
     pub strict: bool,
+    /// Accept a well-formed file without any record element (an empty
+    /// export) instead of stopping with exit 3.
+    #[arg(long)]
+    pub allow_empty: bool,
+    /// What a column given two values in one record gets: `error` (the
+    /// default), `first`, `last` or `join`; `COLUMN=POLICY` for one column
+    /// (repeatable).
+    #[arg(long = "repeated", value_name = "[COLUMN=]POLICY")]
+    pub repeated: Vec<String>,
+    /// Fill a column from a field path, evaluated while streaming:
+    /// `--field name="tag[@k='name']/@v"` (repeatable). Forms: `child`,
+    /// `@attr`, `child/@attr`, `a/b/c`, `../@attr`, `[@attr='v']`,
+    /// `[not(@attr)]`, `text()` (docs/xml-mapping.md).
+    #[arg(long = "field", value_name = "COLUMN=PATH")]
+    pub fields: Vec<String>,
+    /// Decode a column's text into bytes: `--decode data=base64` (or
+    /// `hex`), for producers that do not mark binary fields with
+    /// `xsi:type` (repeatable).
+    #[arg(long = "decode", value_name = "COLUMN=hex|base64")]
+    pub decodes: Vec<String>,
+    /// The separator `--repeated join` puts between values.
+    #[arg(long, value_name = "SEP", default_value = "\\n")]
+    pub join_with: String,
     /// Finish an interrupted import: skip exactly the records its shards
     /// committed (read from the `ringpipe_checkpoint` table). The input,
     /// shard count and mapping must be the same as before.
@@ -173,6 +196,18 @@ pub struct ImportArgs {
     /// back and replayed on a new one. Default 300 (a long COMMIT fits).
     #[arg(help_heading = "Reliability", long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub net_timeout: Option<u64>,
+}
+
+impl ImportArgs {
+    /// `--join-with` as typed: `\n`, `\t` and `\\` stand for newline,
+    /// tab and backslash.
+    pub fn join_separator(&self) -> String {
+        self.join_with
+            .replace("\\\\", "\u{0}")
+            .replace("\\n", "\n")
+            .replace("\\t", "\t")
+            .replace('\u{0}', "\\")
+    }
 }
 
 /// `ringpipe doctor`.

@@ -3,6 +3,7 @@
 
 pub mod chart;
 pub mod latency;
+pub mod load;
 pub mod peers;
 pub mod stats;
 

@@ -147,15 +147,35 @@ pub mod disruptor_crate {
 
     use super::*;
 
-    /// A yielding strategy for the crate, which ships none: its public
-    /// `WaitStrategy` trait is called on every empty poll, and it keeps no
-    /// state, so it yields every time (no initial spin phase).
+    /// Our `WaitStrategy::yielding` for the crate, which ships no yielding
+    /// strategy: spin (with a PAUSE) for the first 100 empty polls of a
+    /// wait, then yield the time slice on every later one. The crate calls
+    /// `wait_for(sequence)` once per empty poll and keeps no state, so the
+    /// count lives in a thread-local that restarts when the awaited
+    /// sequence changes.
     #[derive(Clone, Copy)]
-    pub struct YieldNow;
+    pub struct SpinThenYield;
 
-    impl WaitStrategy for YieldNow {
-        fn wait_for(&self, _sequence: i64) {
-            std::thread::yield_now();
+    /// Polls spent spinning before yielding, as in our yielding strategy.
+    const YIELDING_SPINS: u32 = 100;
+
+    thread_local! {
+        static WAITING: std::cell::Cell<(i64, u32)> = const { std::cell::Cell::new((i64::MIN, 0)) };
+    }
+
+    impl WaitStrategy for SpinThenYield {
+        fn wait_for(&self, sequence: i64) {
+            let steps = WAITING.with(|waiting| {
+                let (awaited, steps) = waiting.get();
+                let steps = if awaited == sequence { steps + 1 } else { 1 };
+                waiting.set((sequence, steps));
+                steps
+            });
+            if steps <= YIELDING_SPINS {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
         }
     }
 
@@ -163,7 +183,7 @@ pub mod disruptor_crate {
     pub fn run(p: &Params) -> Duration {
         match p.wait {
             Wait::Busy => run_with(p, BusySpin),
-            Wait::Yield => run_with(p, YieldNow),
+            Wait::Yield => run_with(p, SpinThenYield),
         }
     }
 

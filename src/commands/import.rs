@@ -10,7 +10,7 @@ use ringpipe_mysql::{BulkClient, Mode, MysqlError, MysqlTarget, ServerStats, Sin
 use ringpipe_pipeline::{fingerprint, Import, RunSummary, Source, Target};
 use ringpipe_postgres::{is_postgres_url, PgTarget};
 use ringpipe_ring::WaitStrategy;
-use ringpipe_xml::{XmlConfig, XmlSource};
+use ringpipe_xml::{ColumnUsage, XmlConfig, XmlSource};
 
 use super::ends;
 use crate::cli::{BulkClientArg, FormatArg, ImportArgs, ModeArg, WaitArg};
@@ -34,11 +34,11 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
     match ends::format(&args) {
         FormatArg::Csv => {
             let csv = ends::csv(&args, &columns)?;
-            return load(args, columns, vec![csv]);
+            return load(args, columns, vec![csv], None);
         }
         FormatArg::Jsonl => {
             let jsonl = ends::jsonl(&args, &columns)?;
-            return load(args, columns, vec![jsonl]);
+            return load(args, columns, vec![jsonl], None);
         }
         FormatArg::Xml => {}
     }
@@ -50,15 +50,17 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
             args.file.display()
         );
     }
-    load(args, columns, regions)
+    let usage = regions[0].column_usage();
+    load(args, columns, regions, Some(usage))
 }
 
 /// Imports `regions` into the URL's server (nowhere on a dry run) and
-/// prints the report.
+/// prints the report; `usage` (XML) says which columns no record filled.
 fn load<S: Source>(
     args: ImportArgs,
     columns: Vec<String>,
     regions: Vec<S>,
+    usage: Option<ColumnUsage>,
 ) -> Result<(), CliError> {
     let region_count = regions.len();
     let progress = match args.quiet {
@@ -104,6 +106,7 @@ fn load<S: Source>(
         (report.reconnects, report.timeouts) = prepared.map_or((0, 0), |p| p.recoveries());
         report
     };
+    let report = report.unfilled(usage.map_or_else(Vec::new, |u| u.unfilled()));
     if args.quiet {
         return Ok(());
     }
@@ -223,7 +226,20 @@ fn use_password_file(path: &Path, var: &str) -> Result<(), CliError> {
 }
 
 fn xml_config(args: &ImportArgs, columns: &[String]) -> Result<XmlConfig, CliError> {
-    let mut config = XmlConfig::new(args.row.clone(), columns.iter().cloned()).strict(args.strict);
+    let mut config = XmlConfig::new(args.row.clone(), columns.iter().cloned())
+        .strict(args.strict)
+        .allow_empty(args.allow_empty)
+        .join_with(args.join_separator());
+    for repeated in &args.repeated {
+        let usage = |m: String| CliError::Usage(format!("--repeated {repeated}: {m}"));
+        config = match repeated.split_once('=') {
+            None => config.repeated(repeated.parse().map_err(usage)?),
+            Some((column, _)) if !columns.iter().any(|c| c == column) => {
+                return Err(usage(format!("{column:?} is not a column")))
+            }
+            Some((column, policy)) => config.repeated_for(column, policy.parse().map_err(usage)?),
+        };
+    }
     for map in &args.maps {
         let Some((field, column)) = map.split_once('=') else {
             return Err(CliError::Usage(format!(
@@ -238,6 +254,30 @@ fn xml_config(args: &ImportArgs, columns: &[String]) -> Result<XmlConfig, CliErr
         }
         config = config.rename(field, column);
     }
+    for field in &args.fields {
+        let usage = |m: &str| CliError::Usage(format!("--field {field}: {m}"));
+        let Some((column, path)) = field.split_once('=') else {
+            return Err(usage("expected COLUMN=PATH"));
+        };
+        if args
+            .maps
+            .iter()
+            .any(|m| m.split_once('=').is_some_and(|(_, c)| c == column))
+        {
+            return Err(usage(&format!(
+                "column {column:?} is also the target of a --map"
+            )));
+        }
+        config = config.field(column, path);
+    }
+    for decode in &args.decodes {
+        let usage = |m: String| CliError::Usage(format!("--decode {decode}: {m}"));
+        let (column, how) = decode
+            .split_once('=')
+            .ok_or_else(|| usage("expected COLUMN=hex|base64".into()))?;
+        config = config.decode(column, how.parse().map_err(usage)?);
+    }
+    config.validate().map_err(CliError::Usage)?;
     Ok(config)
 }
 
@@ -339,6 +379,7 @@ fn report(
         server_rows_per_commit: server.rows_per_commit(),
         server_rows_per_statement: server.rows_per_statement(),
         dry_run: args.dry_run,
+        unfilled_columns: Vec::new(),
         preview: None,
     }
 }

@@ -1,38 +1,40 @@
 //! ringpipe-mysql: the MySQL/MariaDB end of a ringpipe import.
 //!
+//! [`MysqlTarget`] is a table as an [`Import`](ringpipe_pipeline::Import)
+//! writes it: one [`MysqlSink`] (connection) per shard, and the import's
+//! checkpoints in [`CHECKPOINT_TABLE`], committed with the rows.
+//!
 //! ```no_run
-//! use ringpipe_mysql::{prepare, Mode, SinkConfig, WritePath};
-//! use ringpipe_pipeline::{Checkpoint, Row, Sink};
+//! use ringpipe_mysql::{Mode, MysqlTarget, SinkConfig, WritePath};
+//! use ringpipe_pipeline::Import;
+//! # fn regions() -> Vec<ringpipe_xml::XmlSource> { unimplemented!() }
 //!
 //! let config = SinkConfig::new("mysql://root@127.0.0.1:3306/test", "product", &["id", "name"])
 //!     .mode(Mode::Upsert)
-//!     .write_path(WritePath::Insert)
+//!     .write_path(WritePath::Bulk)
 //!     .max_bad(10)
 //!     .reject_file("rejects.tsv");
-//! // Once per import: schema check, truncate, reject file.
-//! let target = prepare(&config)?;
-//! // One sink per shard, each on its own thread in a real pipeline.
-//! let mut sink = target.connect_sink(0)?;
-//! let mut row = Row::with_columns(2);
-//! row.set(0, "1");
-//! row.set(1, "café");
-//! sink.write(&row)?; // encoded now
-//! // One transaction, executed and committed here (an `Import` passes
-//! // its checkpoint, which commits with the rows).
-//! sink.commit(&Checkpoint { import: None, shard: 0, last_record: 1 })?;
-//! sink.close()?;
-//! # Ok::<(), ringpipe_mysql::MysqlError>(())
+//! let summary = Import::new(MysqlTarget::new(config))
+//!     .shards(2)
+//!     .checkpoints("products.xml, 1234 bytes", "row=product")
+//!     .run(regions())?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! # How a batch is written
 //!
 //! Each [`MysqlSink`] owns one connection. `write` encodes rows as they
-//! arrive; `commit` runs the batch in one transaction (`START TRANSACTION` …
-//! `COMMIT`, managed by hand so that a failed `ROLLBACK` is seen). Four
-//! [`WritePath`]s produce identical tables: multi-row `INSERT` text,
+//! arrive; `commit` runs the batch in one transaction (`START TRANSACTION`,
+//! the batch's statements, the shard's checkpoint row, `COMMIT`, managed by
+//! hand so that a failed `ROLLBACK` is seen). Rows and checkpoint therefore
+//! commit together or not at all; after a connection lost during `COMMIT`,
+//! the sink reads its checkpoint to learn whether the batch committed.
+//! Four [`WritePath`]s produce identical tables: multi-row `INSERT` text,
 //! prepared multi-row statements, `LOAD DATA LOCAL INFILE` and MariaDB's
-//! bulk protocol. Statements are bounded by `max_allowed_packet`: a big
-//! batch becomes several statements in the same transaction.
+//! bulk protocol. One core owns the connection, the batch, the transaction
+//! and the checkpoint; each path's state and statements live in a module of
+//! their own beside it. Statements are bounded by `max_allowed_packet`: a
+//! big batch becomes several statements in the same transaction.
 //!
 //! # The bulk path's own client
 //!
@@ -74,28 +76,17 @@
 //! all shards) go to the reject file and the rest of the batch commits;
 //! beyond that the error names the record (number, line, column).
 //!
-//! # Measured write paths
+//! # Choosing a write path
 //!
-//! `RINGPIPE_BENCH_ROWS=1000000 cargo bench -p ringpipe-mysql --bench
-//! write_paths` (2026-12-02, 01:39 UTC): 1M catalogue rows (9 columns, 2
-//! secondary indexes), batches of 5,000, MariaDB 10.11 on the same 2-vCPU
-//! machine, one round (runs here vary by ±15% between minutes):
-//!
-//! | path                     | 1 connection   | ratio | 2 connections  | ratio |
-//! |--------------------------|---------------:|------:|---------------:|------:|
-//! | Insert                   |  73.6k rows/s  |  1.00 | 141.8k rows/s  |  1.93 |
-//! | Prepared                 |  86.8k rows/s  |  1.18 | 137.2k rows/s  |  1.86 |
-//! | LoadData                 |  99.5k rows/s  |  1.35 | 172.5k rows/s  |  2.34 |
-//! | Bulk (wire client)       | 166.0k rows/s  |  2.26 | 206.5k rows/s  |  2.81 |
-//! | Bulk via the mysql crate | 120.1k rows/s  |  1.63 | 173.7k rows/s  |  2.36 |
-//!
-//! Every run commits 5,000 rows per commit; Insert, Prepared and Bulk send
-//! at most 2,000 rows per statement (1,667 on average here; Prepared
-//! 625, its tail cut into powers of two), LoadData one statement per batch.
-//! [`WritePath::default`] is `Bulk`: the fastest on one connection and on
-//! two, and it needs neither `local_infile` (often disabled) nor the
-//! warning checks LOCAL makes necessary, because a bad value fails the
-//! statement outright. On MySQL it falls back to `Prepared`.
+//! Insert, Prepared and Bulk send at most 2,000 rows per statement
+//! ([`SinkConfig::max_rows_per_statement`]; Prepared cuts chunks to powers
+//! of two, so that few statement shapes are prepared), LoadData one
+//! statement per batch. [`WritePath::default`] is `Bulk`: it needs neither
+//! `local_infile` (often disabled) nor the warning checks LOCAL makes
+//! necessary, because a bad value fails the statement outright, and it was
+//! the fastest path in the measured runs. On MySQL it falls back to
+//! `Prepared`. The measured figures, with their command, date and machine,
+//! are in `docs/benchmarks.md` ("MySQL write paths").
 
 mod batch;
 mod checkpoint;

@@ -5,9 +5,9 @@
 //! per statement): full chunks share one, and any shorter chunk, the
 //! batch's tail included, is cut into powers of two, so that at most
 //! `log2(full) + 1` shapes ever exist. Caching the tail's exact size
-//! instead prepared a new statement for nearly every batch (ring batches
-//! vary in size), and each one kept its parameter metadata: 283 MiB of RSS
-//! after 1M rows on 2 connections (docs/benchmarks.md).
+//! instead would prepare a new statement for nearly every batch (ring
+//! batches vary in size), each keeping its parameter metadata, so memory
+//! would grow with the import.
 
 use std::collections::HashMap;
 use std::ops::Range;

@@ -15,6 +15,17 @@ pub(crate) enum WaitError {
     TimedOut,
 }
 
+/// What a poller finds when it looks without waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Readiness {
+    /// Everything up to this sequence may be read.
+    Ready(i64),
+    /// Nothing is published yet.
+    Idle,
+    /// Published, but an upstream stage has not finished it.
+    Gating,
+}
+
 /// Hot polls between two looks at the halt flag: a halt is noticed within
 /// ~100 ns, and the flag's load stays out of most polls.
 const HALT_CHECK_POLLS: u32 = 64;
@@ -89,6 +100,21 @@ impl<E> SequenceBarrier<E> {
             if let Some(available) = self.available(sequence) {
                 return Ok(available);
             }
+        }
+    }
+
+    /// Whether `sequence` may be read now, without waiting.
+    #[inline]
+    pub(crate) fn readiness(&self, sequence: i64) -> Readiness {
+        if let Some(available) = self.available(sequence) {
+            return Readiness::Ready(available);
+        }
+        // Acquire (in `cursor`), though only the answer's kind depends on
+        // it: nothing is read on the strength of it.
+        if !self.upstream.is_empty() && self.ring.cursor() >= sequence {
+            Readiness::Gating
+        } else {
+            Readiness::Idle
         }
     }
 

@@ -5,11 +5,20 @@ use std::fmt;
 use crate::handler::HandlerError;
 
 /// A batch that failed for good: a fatal error, a panic, or a retryable
-/// error the rewind strategy gave up on.
+/// error the rewind strategy gave up on; or a producer that panicked
+/// holding a claim.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Failure {
-    /// Name of the processor (and thread) that failed.
+    /// Name of the processor that failed, as in
+    /// [`ProcessorSnapshot::name`](crate::ProcessorSnapshot::name)
+    /// (`{prefix}-s{stage}h{group}`, `.{instance}` for a sharded instance),
+    /// or `producer`.
     pub processor: String,
+    /// Position of the processor in graph order, the index of its entry in
+    /// [`RingHandle::processors`](crate::RingHandle::processors); `None`
+    /// for a producer.
+    pub processor_index: Option<usize>,
     /// First sequence of the failed batch.
     pub first_sequence: i64,
     /// Last sequence of the failed batch.
@@ -26,6 +35,7 @@ impl Failure {
     pub(crate) fn producer_panicked(sequence: i64) -> Self {
         Failure {
             processor: "producer".into(),
+            processor_index: None,
             first_sequence: sequence,
             last_sequence: sequence,
             sequence: Some(sequence),
@@ -66,8 +76,12 @@ pub enum FailureAction {
 
 /// Decides, per failed batch, whether the ring halts or skips it.
 ///
-/// Called on the failing processor's thread. Implement it to report
-/// failures somewhere (a metrics counter, a dead-letter log) and decide.
+/// Called on the failing processor's thread (a poller's: the thread that
+/// polls). Implement it to report failures somewhere (a metrics counter, a
+/// dead-letter log) and decide. A producer that panics while holding a
+/// claim is reported here too, on the producer's thread, with
+/// [`Failure::processor_index`] `None`; the ring halts whatever the answer,
+/// since the claim's slots can never be published.
 pub trait ExceptionHandler: Send + Sync {
     /// Reports `failure` and chooses what happens next.
     fn on_failure(&self, failure: &Failure) -> FailureAction;

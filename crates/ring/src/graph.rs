@@ -5,10 +5,13 @@ use std::sync::Arc;
 use crossbeam_utils::CachePadded;
 
 use crate::barrier::SequenceBarrier;
+use crate::delivery::ProcessorParts;
 use crate::exception::{ExceptionHandler, HaltOnFailure};
-use crate::handle::{ProcessorEntry, RingHandle};
+use crate::handle::RingHandle;
 use crate::handler::{Dispatch, EventHandler, EventHandlerMut, Exclusive, Shared};
-use crate::processor::{BatchProcessor, ProcessorParts, ProcessorStats};
+use crate::metrics::{ProcessorEntry, ProcessorStats};
+use crate::poller::EventPoller;
+use crate::processor::BatchProcessor;
 use crate::producer::{MultiProducer, Producer};
 use crate::rewind::RewindStrategy;
 use crate::ring_buffer::RingBuffer;
@@ -119,7 +122,8 @@ struct Member<E> {
     shard: Shard<E>,
     max_batch: usize,
     rewind: RewindStrategy,
-    build: BuildProcessor<E>,
+    /// `None` for a poller, which has no thread.
+    build: Option<BuildProcessor<E>>,
 }
 
 impl<E: Send + Sync + 'static> RingBuilder<E> {
@@ -195,7 +199,12 @@ impl<E: Send + Sync + 'static> RingBuilder<E> {
         self
     }
 
-    /// Prefix of processor thread names (default `ringpipe`).
+    /// Prefix of processor names (default `ringpipe`). The processor added
+    /// as group `g` of stage `s` (both counted from 0, in the order of the
+    /// builder calls) is named `{prefix}-s{s}h{g}`, with `.{i}` appended for
+    /// instance `i` of a sharded group; its thread, its
+    /// [`ProcessorSnapshot`](crate::ProcessorSnapshot) and its
+    /// [`Failure`](crate::Failure)s carry that name.
     pub fn thread_name(mut self, prefix: impl Into<String>) -> Self {
         self.thread_prefix = prefix.into();
         self
@@ -281,6 +290,39 @@ impl<E: Send + Sync + 'static> RingBuilder<E> {
         self.add(true, false, keyed(count, Arc::new(key), make))
     }
 
+    /// Adds an [`EventPoller`] to the current stage, in parallel with its
+    /// handlers: a consumer without a thread, which the caller drives (take
+    /// it with [`RingHandle::take_poller`]). It reads events by shared
+    /// reference, under the current `max_batch_size` and `rewind_strategy`.
+    pub fn add_poller(self) -> Self {
+        self.add_poller_in(false)
+    }
+
+    /// Opens a new stage with an [`EventPoller`] (see [`add_poller`](Self::add_poller)).
+    pub fn then_poller(self) -> Self {
+        self.add_poller_in(true)
+    }
+
+    fn add_poller_in(mut self, new_stage: bool) -> Self {
+        if new_stage || self.stages.is_empty() {
+            self.stages.push(Vec::new());
+        }
+        let stage = self.stages.len() - 1;
+        let group = self.stages[stage].len();
+        let member = Member {
+            label: format!("s{stage}h{group}"),
+            shard: Shard::All,
+            max_batch: self.max_batch,
+            rewind: self.rewind,
+            build: None,
+        };
+        self.stages[stage].push(Group {
+            exclusive: false,
+            members: vec![member],
+        });
+        self
+    }
+
     /// Starts the processors; returns the single producer and the handle.
     ///
     /// # Errors
@@ -324,10 +366,10 @@ impl<E: Send + Sync + 'static> RingBuilder<E> {
                 shard,
                 max_batch: self.max_batch,
                 rewind: self.rewind,
-                build: Box::new(move |parts| {
+                build: Some(Box::new(move |parts| {
                     let processor = BatchProcessor::new(parts, handler);
                     Box::new(move || processor.run())
-                }),
+                })),
             })
             .collect();
         self.stages[stage].push(Group { exclusive, members });
@@ -365,14 +407,15 @@ impl<E: Send + Sync + 'static> RingBuilder<E> {
             })
             .collect();
         let gating = sequences.last().cloned().unwrap_or_default();
-        let ring = Arc::new(RingBuffer::new(
+        let ring = RingBuffer::new(
             self.capacity,
             self.factory,
             multi,
             gating.clone(),
             self.wait,
             self.publish_in_slots,
-        ));
+        );
+        let ring = Arc::new(ring.with_exception_handler(Arc::clone(&self.exceptions)));
         let mut handle = RingHandle::new(Arc::clone(&ring), gating);
         let members = self
             .stages
@@ -396,6 +439,7 @@ impl<E: Send + Sync + 'static> RingBuilder<E> {
             let name = format!("{}-{}", self.thread_prefix, member.label);
             let parts = ProcessorParts {
                 name: name.clone(),
+                index: n,
                 ring: Arc::clone(&ring),
                 barrier: SequenceBarrier::new(Arc::clone(&ring), upstream, member.max_batch),
                 sequence: Arc::clone(&sequence),
@@ -405,27 +449,27 @@ impl<E: Send + Sync + 'static> RingBuilder<E> {
                 rewind: member.rewind,
                 exceptions: Arc::clone(&self.exceptions),
             };
-            let body = (member.build)(parts);
+            let entry = ProcessorEntry {
+                name: name.clone(),
+                sequence,
+                stats,
+            };
+            let Some(build) = member.build else {
+                handle.push_poller(entry, EventPoller::new(parts));
+                continue;
+            };
+            let body = build(parts);
             let core = (!self.cores.is_empty()).then(|| self.cores[n % self.cores.len()]);
-            let thread = std::thread::Builder::new()
-                .name(name.clone())
-                .spawn(move || {
-                    if let Some(id) = core {
-                        if !core_affinity::set_for_current(core_affinity::CoreId { id }) {
-                            log::warn!("could not pin thread to core {id}");
-                        }
+            let thread = std::thread::Builder::new().name(name).spawn(move || {
+                if let Some(id) = core {
+                    if !core_affinity::set_for_current(core_affinity::CoreId { id }) {
+                        log::warn!("could not pin thread to core {id}");
                     }
-                    body()
-                });
+                }
+                body()
+            });
             match thread {
-                Ok(thread) => handle.push(
-                    ProcessorEntry {
-                        name,
-                        sequence,
-                        stats,
-                    },
-                    thread,
-                ),
+                Ok(thread) => handle.push(entry, thread),
                 Err(error) => {
                     // Dropping the handle halts and joins what already started.
                     ring.halt();

@@ -4,13 +4,11 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_utils::CachePadded;
-
 use crate::exception::Failure;
-use crate::processor::ProcessorStats;
+use crate::metrics::{ProcessorEntry, ProcessorSnapshot, RingMetrics, RingMonitor};
+use crate::poller::EventPoller;
 use crate::ring_buffer::RingBuffer;
 use crate::sequence::{minimum, Sequence};
-use crate::sync::Ordering;
 
 /// Why a ring stopped badly.
 #[derive(Debug, thiserror::Error)]
@@ -20,47 +18,48 @@ pub enum RingError {
     #[error("{0}")]
     Failed(Box<Failure>),
     /// `shutdown_timeout` ran out before everything published was processed;
-    /// the ring was halted with events unprocessed.
-    #[error("ring did not drain within {0:?}; halted with events unprocessed")]
+    /// the ring was halted with events unprocessed. From
+    /// [`RingHandle::drain`]: the ring is still running.
+    #[error("ring did not drain within {0:?}")]
     DrainTimeout(Duration),
+    /// [`RingHandle::drain`] found the ring halted.
+    #[error("the ring has halted")]
+    Halted,
+    /// These processors were still inside a handler callback when the
+    /// timeout of `shutdown_timeout` or `halt_timeout` ran out; their
+    /// threads were left running, detached, and stop at their next look at
+    /// the ring.
+    #[error("processor threads {0:?} did not stop in time; left running detached")]
+    Stuck(Vec<String>),
     /// A processor thread panicked outside any handler callback.
     #[error("processor thread {0} panicked")]
     ThreadPanicked(String),
 }
 
-/// A snapshot of one processor, for monitoring.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProcessorSnapshot {
-    /// The processor's thread name.
-    pub name: String,
-    /// The last sequence it has processed.
-    pub sequence: i64,
-    /// Events delivered to its handler (its own only, when sharded; replays
-    /// of rewound batches are not counted).
-    pub events: u64,
-    /// Batches completed.
-    pub batches: u64,
-    /// Failed attempts that led to `on_rewind`.
-    pub rewinds: u64,
-    /// Batches the exception handler chose to skip.
-    pub skipped_batches: u64,
-}
+/// How long the processor threads get to notice a halt when a timeout has
+/// already run out (they look at the halt flag at least every few µs while
+/// waiting, so only a thread stuck in a handler takes longer).
+const JOIN_GRACE: Duration = Duration::from_millis(100);
 
-pub(crate) struct ProcessorEntry {
-    pub(crate) name: String,
-    pub(crate) sequence: Arc<Sequence>,
-    pub(crate) stats: Arc<CachePadded<ProcessorStats>>,
-}
+/// How long a drop waits for the last stage to move while a processor keeps
+/// failing its batch, before it gives up draining (see `Drop`).
+const DROP_STALL: Duration = Duration::from_secs(1);
 
-/// Owns a started ring's processor threads.
+/// Owns a started ring's processor threads and its untaken pollers.
 ///
-/// Dropping the handle is [`shutdown`](Self::shutdown) with the result
-/// logged instead of returned.
+/// Dropping the handle drains and stops the ring as
+/// [`shutdown`](Self::shutdown) does, with the result logged instead of
+/// returned; it gives up draining when a processor keeps failing and
+/// rewinding its batch (say under [`RewindStrategy::Always`](crate::RewindStrategy::Always))
+/// and nothing has passed the last stage for a second, and then halts. It
+/// waits for a handler stuck inside a callback: bound that with
+/// [`shutdown_timeout`](Self::shutdown_timeout).
 pub struct RingHandle<E> {
     ring: Arc<RingBuffer<E>>,
     last_stage: Vec<Arc<Sequence>>,
     processors: Vec<ProcessorEntry>,
     threads: Vec<(String, JoinHandle<()>)>,
+    pollers: Vec<Option<EventPoller<E>>>,
 }
 
 impl<E> RingHandle<E> {
@@ -70,11 +69,17 @@ impl<E> RingHandle<E> {
             last_stage,
             processors: Vec::new(),
             threads: Vec::new(),
+            pollers: Vec::new(),
         }
     }
 
     pub(crate) fn push(&mut self, entry: ProcessorEntry, thread: JoinHandle<()>) {
         self.threads.push((entry.name.clone(), thread));
+        self.processors.push(entry);
+    }
+
+    pub(crate) fn push_poller(&mut self, entry: ProcessorEntry, poller: EventPoller<E>) {
+        self.pollers.push(Some(poller));
         self.processors.push(entry);
     }
 
@@ -103,25 +108,60 @@ impl<E> RingHandle<E> {
         self.ring.has_failed()
     }
 
-    /// Each processor's sequence and counters, in graph order.
+    /// Each processor's sequence, lag and counters, in graph order.
     pub fn processors(&self) -> Vec<ProcessorSnapshot> {
-        // Relaxed: monitoring wants a recent value, not a synchronised one.
-        let load = |counter: &crate::sync::AtomicU64| counter.load(Ordering::Relaxed);
-        self.processors
-            .iter()
-            .map(|p| ProcessorSnapshot {
-                name: p.name.clone(),
-                sequence: p.sequence.get(),
-                events: load(&p.stats.events),
-                batches: load(&p.stats.batches),
-                rewinds: load(&p.stats.rewinds),
-                skipped_batches: load(&p.stats.skipped_batches),
-            })
-            .collect()
+        self.monitor().processors()
+    }
+
+    /// The cursor, the producers' waits for capacity and every processor.
+    pub fn metrics(&self) -> RingMetrics {
+        self.monitor().metrics()
+    }
+
+    /// A view of the metrics that can move to another thread and that
+    /// outlives the handle: final statistics after `shutdown`.
+    pub fn monitor(&self) -> RingMonitor<E> {
+        RingMonitor {
+            ring: Arc::clone(&self.ring),
+            processors: self.processors.clone().into(),
+        }
+    }
+
+    /// Takes the `index`-th poller (counting only pollers, in graph order),
+    /// once; `None` if there is no such poller or it was taken.
+    pub fn take_poller(&mut self, index: usize) -> Option<EventPoller<E>> {
+        self.pollers.get_mut(index)?.take()
+    }
+
+    /// Waits until every event published before the call has passed the
+    /// last stage, and leaves the ring running (for a service that wants a
+    /// quiet point without stopping).
+    ///
+    /// # Errors
+    ///
+    /// [`RingError::DrainTimeout`] after `timeout`, [`RingError::Halted`] if
+    /// the ring halted first.
+    pub fn drain(&self, timeout: Duration) -> Result<(), RingError> {
+        let target = self.ring.cursor();
+        let deadline = Instant::now() + timeout;
+        loop {
+            if minimum(&self.last_stage, target) >= target {
+                return Ok(());
+            }
+            if self.ring.is_halted() {
+                return Err(RingError::Halted);
+            }
+            if Instant::now() >= deadline {
+                return Err(RingError::DrainTimeout(timeout));
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
     }
 
     /// Waits until every event published so far has passed the last stage,
-    /// then stops the processors and joins their threads.
+    /// then stops the processors and joins their threads. Untaken pollers
+    /// are dropped first (which halts the ring: nothing would consume their
+    /// stage).
     ///
     /// Stop the producers first: an event published while this runs may or
     /// may not be processed.
@@ -131,53 +171,100 @@ impl<E> RingHandle<E> {
     /// [`RingError::Failed`] if a handler failure halted the ring (then not
     /// everything was processed); [`RingError::ThreadPanicked`].
     pub fn shutdown(mut self) -> Result<(), RingError> {
-        self.drain(None);
-        self.stop()
+        self.pollers.clear();
+        self.drain_all(None, false);
+        self.stop(None)
     }
 
-    /// As [`shutdown`](Self::shutdown), but halts anyway after `timeout`.
+    /// As [`shutdown`](Self::shutdown), but halts after `timeout`, and
+    /// returns within about `timeout` (plus 100 ms for the threads to see
+    /// the halt) even when a handler is stuck inside a callback.
     ///
     /// # Errors
     ///
-    /// As `shutdown`, plus [`RingError::DrainTimeout`].
+    /// As `shutdown`, plus [`RingError::DrainTimeout`] and
+    /// [`RingError::Stuck`] (the stuck threads are left running detached).
     pub fn shutdown_timeout(mut self, timeout: Duration) -> Result<(), RingError> {
-        let drained = self.drain(Some(Instant::now() + timeout));
-        self.stop()?;
-        if drained {
-            Ok(())
-        } else {
-            Err(RingError::DrainTimeout(timeout))
+        let deadline = Instant::now() + timeout;
+        self.pollers.clear();
+        let drained = self.drain_all(Some(deadline), false);
+        self.stop(Some(deadline))?;
+        match drained {
+            true => Ok(()),
+            false => Err(RingError::DrainTimeout(timeout)),
         }
     }
 
     /// Stops the processors at their next wait, abandoning whatever is left
-    /// in the ring, and joins their threads.
+    /// in the ring, and joins their threads. A handler stuck inside a
+    /// callback keeps this waiting: [`halt_timeout`](Self::halt_timeout)
+    /// bounds it.
     ///
     /// # Errors
     ///
     /// As [`shutdown`](Self::shutdown).
     pub fn halt(mut self) -> Result<(), RingError> {
-        self.stop()
+        self.stop(None)
     }
 
-    /// True once drained; false on deadline or halt.
-    fn drain(&self, deadline: Option<Instant>) -> bool {
+    /// As [`halt`](Self::halt), returning within `timeout` (at least 100
+    /// ms) even while a handler is stuck.
+    ///
+    /// # Errors
+    ///
+    /// As `halt`, plus [`RingError::Stuck`] (the stuck threads are left
+    /// running detached).
+    pub fn halt_timeout(mut self, timeout: Duration) -> Result<(), RingError> {
+        self.stop(Some(Instant::now() + timeout))
+    }
+
+    /// True once drained; false on deadline, on halt, or (with
+    /// `give_up_on_stall`) when the last stage has not moved for
+    /// [`DROP_STALL`] while a processor retries a failed batch.
+    fn drain_all(&self, deadline: Option<Instant>, give_up_on_stall: bool) -> bool {
+        let (mut seen, mut moved) = (i64::MIN, Instant::now());
         loop {
             let target = self.ring.cursor();
-            if minimum(&self.last_stage, target) >= target {
+            let done = minimum(&self.last_stage, target);
+            if done >= target {
                 return true;
             }
             if self.ring.is_halted() || deadline.is_some_and(|d| Instant::now() >= d) {
+                return false;
+            }
+            if done != seen {
+                (seen, moved) = (done, Instant::now());
+            } else if give_up_on_stall && moved.elapsed() >= DROP_STALL && self.retrying() {
+                log::error!("a processor keeps failing its batch; halting without draining");
                 return false;
             }
             std::thread::sleep(Duration::from_micros(200));
         }
     }
 
-    fn stop(&mut self) -> Result<(), RingError> {
+    /// Whether any processor is retrying a failed batch.
+    fn retrying(&self) -> bool {
+        self.processors.iter().any(|p| p.stats.is_retrying())
+    }
+
+    /// Halts, drops untaken pollers and joins the threads, waiting for each
+    /// no later than `deadline` (plus [`JOIN_GRACE`]) when one is given.
+    fn stop(&mut self, deadline: Option<Instant>) -> Result<(), RingError> {
         self.ring.halt();
-        let mut panicked = None;
+        self.pollers.clear();
+        let deadline = deadline.map(|d| d.max(Instant::now() + JOIN_GRACE));
+        let (mut panicked, mut stuck) = (None, Vec::new());
         for (name, thread) in self.threads.drain(..) {
+            if let Some(deadline) = deadline {
+                while !thread.is_finished() && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                if !thread.is_finished() {
+                    // Dropping the join handle detaches the thread.
+                    stuck.push(name);
+                    continue;
+                }
+            }
             if thread.join().is_err() {
                 panicked.get_or_insert(name);
             }
@@ -185,18 +272,31 @@ impl<E> RingHandle<E> {
         if let Some(failure) = self.ring.take_failure() {
             return Err(RingError::Failed(Box::new(failure)));
         }
+        if !stuck.is_empty() {
+            return Err(RingError::Stuck(stuck));
+        }
         panicked.map_or(Ok(()), |name| Err(RingError::ThreadPanicked(name)))
     }
 }
 
 impl<E> Drop for RingHandle<E> {
     fn drop(&mut self) {
-        if self.threads.is_empty() {
+        if self.threads.is_empty() && self.pollers.is_empty() {
             return;
         }
-        self.drain(None);
-        if let Err(error) = self.stop() {
+        self.pollers.clear();
+        self.drain_all(None, true);
+        if let Err(error) = self.stop(None) {
             log::error!("ring stopped with an error: {error}");
         }
+    }
+}
+
+impl<E> std::fmt::Debug for RingHandle<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RingHandle")
+            .field("ring", &self.ring)
+            .field("processors", &self.processors.len())
+            .finish_non_exhaustive()
     }
 }

@@ -45,11 +45,43 @@ impl HandlerError {
     }
 }
 
+/// What a handler learns about a batch before its first event
+/// ([`EventHandler::on_batch`]).
+///
+/// A replay of a rewound batch has the same `first_sequence` and
+/// `last_sequence` and a higher `attempt`, so a handler can tell a replay
+/// from a new batch without keeping state of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BatchInfo {
+    /// First sequence of the batch in the ring. A sharded handler's first
+    /// own event may come later.
+    pub first_sequence: i64,
+    /// Last sequence of the batch in the ring.
+    pub last_sequence: i64,
+    /// Events of the batch this handler owns (all of them unless sharded).
+    pub len: usize,
+    /// Events that were available when the batch was cut (at least
+    /// `last_sequence - first_sequence + 1`; more when the batch was capped
+    /// by the maximum batch size).
+    pub queue_depth: usize,
+    /// 1 for the first delivery of the batch, `n + 1` for its `n`-th replay.
+    pub attempt: u32,
+}
+
+impl BatchInfo {
+    /// Whether this delivery replays a rewound batch.
+    pub fn is_replay(&self) -> bool {
+        self.attempt > 1
+    }
+}
+
 /// Consumes events by shared reference; any number of these may run in
 /// parallel on the same events.
 ///
 /// The processor calls, on its own thread: `on_start` once; then for each
-/// batch `on_batch_start` followed by `on_event` for every event of the batch
+/// batch [`on_batch`](EventHandler::on_batch) (whose default calls
+/// `on_batch_start`) followed by `on_event` for every event of the batch
 /// that this handler owns (all of them unless sharded), the last one with
 /// `end_of_batch == true`; `on_shutdown` once at the end. A batch is
 /// everything published and not yet processed, capped by the processor's
@@ -77,8 +109,26 @@ pub trait EventHandler<E>: Send {
 
     /// A batch of `batch_len` events (this handler's own) is about to be
     /// delivered; `queue_depth` events were available when it was cut.
+    /// Called by the default [`on_batch`](EventHandler::on_batch), once per
+    /// attempt.
     fn on_batch_start(&mut self, batch_len: usize, queue_depth: usize) {
         let _ = (batch_len, queue_depth);
+    }
+
+    /// A batch is about to be delivered, or replayed after a rewind
+    /// (`batch.attempt > 1`). The default calls
+    /// [`on_batch_start`](EventHandler::on_batch_start).
+    fn on_batch(&mut self, batch: &BatchInfo) {
+        self.on_batch_start(batch.len, batch.queue_depth);
+    }
+
+    /// The batch failed for good (a fatal error, a panic, or a rewind the
+    /// strategy gave up on) and the exception handler chose
+    /// [`SkipBatch`](crate::FailureAction::SkipBatch): its events count as
+    /// handled and the processor moves on. `batch.attempt` is the number of
+    /// attempts made. Undo or dead-letter what the batch left here.
+    fn on_batch_skipped(&mut self, batch: &BatchInfo) {
+        let _ = batch;
     }
 
     /// Runs once on the processor's thread before the first event.
@@ -139,6 +189,16 @@ pub trait EventHandlerMut<E>: Send {
         let _ = (batch_len, queue_depth);
     }
 
+    /// As [`EventHandler::on_batch`].
+    fn on_batch(&mut self, batch: &BatchInfo) {
+        self.on_batch_start(batch.len, batch.queue_depth);
+    }
+
+    /// As [`EventHandler::on_batch_skipped`].
+    fn on_batch_skipped(&mut self, batch: &BatchInfo) {
+        let _ = batch;
+    }
+
     /// As [`EventHandler::on_start`].
     fn on_start(&mut self) {}
 
@@ -166,6 +226,42 @@ pub trait EventHandlerMut<E>: Send {
     }
 }
 
+/// A borrowed handler is a handler: an [`EventPoller`](crate::EventPoller)
+/// polls with `&mut handler`, which the caller keeps.
+impl<E, H: EventHandler<E> + ?Sized> EventHandler<E> for &mut H {
+    #[inline(always)]
+    fn on_event(
+        &mut self,
+        event: &E,
+        sequence: i64,
+        end_of_batch: bool,
+    ) -> Result<(), HandlerError> {
+        (**self).on_event(event, sequence, end_of_batch)
+    }
+    fn on_batch_start(&mut self, batch_len: usize, queue_depth: usize) {
+        (**self).on_batch_start(batch_len, queue_depth)
+    }
+    #[inline(always)]
+    fn on_batch(&mut self, batch: &BatchInfo) {
+        (**self).on_batch(batch)
+    }
+    fn on_batch_skipped(&mut self, batch: &BatchInfo) {
+        (**self).on_batch_skipped(batch)
+    }
+    fn on_start(&mut self) {
+        (**self).on_start()
+    }
+    fn on_shutdown(&mut self) {
+        (**self).on_shutdown()
+    }
+    fn on_timeout(&mut self, sequence: i64) -> Result<(), HandlerError> {
+        (**self).on_timeout(sequence)
+    }
+    fn on_rewind(&mut self, attempt: u32) -> Result<(), HandlerError> {
+        (**self).on_rewind(attempt)
+    }
+}
+
 /// How a processor reaches its handler, whichever access it has.
 pub(crate) trait Dispatch<E>: Send {
     /// Delivers the event in `slot`.
@@ -181,7 +277,8 @@ pub(crate) trait Dispatch<E>: Send {
         sequence: i64,
         end_of_batch: bool,
     ) -> Result<(), HandlerError>;
-    fn on_batch_start(&mut self, batch_len: usize, queue_depth: usize);
+    fn on_batch(&mut self, batch: &BatchInfo);
+    fn on_batch_skipped(&mut self, batch: &BatchInfo);
     fn on_start(&mut self);
     fn on_shutdown(&mut self);
     fn on_timeout(&mut self, sequence: i64) -> Result<(), HandlerError>;
@@ -195,8 +292,12 @@ pub(crate) struct Exclusive<H>(pub(crate) H);
 
 macro_rules! forward_lifecycle {
     () => {
-        fn on_batch_start(&mut self, batch_len: usize, queue_depth: usize) {
-            self.0.on_batch_start(batch_len, queue_depth)
+        #[inline(always)]
+        fn on_batch(&mut self, batch: &BatchInfo) {
+            self.0.on_batch(batch)
+        }
+        fn on_batch_skipped(&mut self, batch: &BatchInfo) {
+            self.0.on_batch_skipped(batch)
         }
         fn on_start(&mut self) {
             self.0.on_start()

@@ -36,11 +36,38 @@
 //! The `ringpipe-pipeline` crate builds an importer on the ring: a source
 //! fills rows, sharded sinks commit them once per batch.
 //!
+//! # Which handle to use
+//!
+//! * [`Producer`] or [`MultiProducer`]: a ring started with
+//!   [`RingBuilder::start`] has exactly one producer, which claims slots
+//!   with plain arithmetic on counters only it owns; it is `Send` but not
+//!   `Clone` or `Sync`. Use it whenever one thread publishes (feed several
+//!   sources through that thread rather than reaching for the other). A ring
+//!   started with [`RingBuilder::start_multi`] hands out a cloneable
+//!   [`MultiProducer`] whose claims are an atomic add on the shared cursor
+//!   and whose publications mark each slot: use it when several threads must
+//!   publish directly.
+//! * [`EventHandler`] or [`EventHandlerMut`]: an `EventHandler` reads events
+//!   by shared reference, so any number of them may run in parallel in one
+//!   stage (a journaller beside a replicator). An `EventHandlerMut` gets
+//!   exclusive access and may modify the event in place (decode into it,
+//!   attach a result for a later stage); the builder accepts it only alone
+//!   in its stage, or as a sharded group whose instances own disjoint
+//!   events. Prefer `EventHandler` unless the handler must write the event.
+//! * A thread per handler, or an [`EventPoller`]: a processor thread waits
+//!   with the ring's [`WaitStrategy`]; a poller has no thread, and a
+//!   service's own loop asks it for whatever is ready, with the same batch
+//!   and rewind semantics.
+//!
+//! [`RingHandle`] drains and stops the ring; [`RingHandle::monitor`] gives a
+//! [`RingMonitor`] whose [`RingMetrics`] (each processor's lag, batch-size
+//! histogram, rewinds; the producers' time waiting for capacity) cost the
+//! hot path a few relaxed stores per batch, so they can stay on.
+//!
 //! # Why it is fast
 //!
-//! Each choice below is measured in `docs/benchmarks.md` (`cargo bench
-//! --bench ring`, interleaved rounds against the `disruptor` crate,
-//! `crossbeam-channel` and `std::sync::mpsc::sync_channel`):
+//! `cargo bench --bench ring` compares it, in interleaved rounds, with the
+//! `disruptor` crate, `crossbeam-channel` and `std::sync::mpsc::sync_channel`.
 //!
 //! * **Nothing is allocated per event.** Slots are built once and
 //!   overwritten in place; a `Vec` or `String` in an event keeps its
@@ -50,21 +77,21 @@
 //!   and publishes with one Release store of the cursor; `publish_batch`
 //!   publishes `n` events with that one store, filling the slots as plain
 //!   slice loops that the compiler vectorises, after asking the CPU to fetch
-//!   the slots of a batch 2 KiB further on for writing (`PREFETCHW`: +9–12%
-//!   on batches of 256). A processor takes *everything* available as one
-//!   batch and stores its own sequence once per batch.
+//!   the slots of a batch 2 KiB further on for writing (`PREFETCHW`). A
+//!   processor takes *everything* available as one batch and stores its own
+//!   sequence once per batch.
+//! * **A batch is a loop over contiguous slots.** A processor walks a batch
+//!   as at most two slices of the slot array, so an inlined handler's
+//!   per-event work is the handler's own: the result check folds away, the
+//!   sequence that a panic is pinned on is written only while unwinding, and
+//!   end-of-batch is the last event, delivered on its own.
 //! * **Gathering.** A processor that finishes a batch and finds only a few
 //!   events already waiting is right behind a streaming producer, and each
 //!   of its polls pulls the cursor's cache line away from that producer. It
-//!   pauses 8 PAUSEs, sees how fast the batch grows, and pauses once more
-//!   for as long as the batch needs at that rate to reach 256 events; a
+//!   pauses briefly, sees how fast the batch grows, and pauses once more for
+//!   as long as the batch needs at that rate to reach 256 events; a
 //!   processor that had to wait for its next event takes it at once, so
-//!   latency is untouched. Gathering at all grew batches from 6–9 events
-//!   to 160–290 and took 1P→1C busy-spin from 0.98–1.22 × the `disruptor`
-//!   crate to 1.13–1.38 × (AMD machine); pacing the second pause by the
-//!   rate, on a CPU whose PAUSE is 14 ns instead of 25, grew them from
-//!   ~150 to ~400 and 1P→1C from 140–230 to 220–340 M events/s
-//!   ([`WaitStrategy::without_gathering`] turns it off).
+//!   latency is untouched ([`WaitStrategy::without_gathering`] turns it off).
 //! * **Cached gating.** Producers remember how far the slowest last-stage
 //!   processor had got and reread the processors' sequences only when that
 //!   cache says the ring is full.
@@ -74,58 +101,39 @@
 //! * **A short hot path.** `publish` builds no guard object on the normal
 //!   path (a panic guard is forgotten once the slot is filled), the wait for
 //!   room is `#[cold]` and out of line, and publishers of a non-blocking ring
-//!   pay one predictable branch for wake-ups. Before these changes our
-//!   producer spent about 50 instructions per event to the `disruptor`
-//!   crate's 20 (callgrind). Half-open loop ranges (`first..last + 1`
-//!   instead of `..=`) doubled batch publish, to 1.25 G events/s. `publish`
-//!   branches on the slot layout once, before the slot store (after it, the
-//!   compiler reloaded every flag, since the store may alias the ring), and
-//!   fetches the slot line 2 KiB on for writing once per line (+~15% on
-//!   1P→1C).
+//!   pay one predictable branch for wake-ups. `publish` branches on the slot
+//!   layout once, before the slot store (after it, the compiler would reload
+//!   every flag, since the store may alias the ring).
 //! * **A tight first poll.** A busy-spinning processor with nothing to do
 //!   first polls the cursor in a loop of one load and compare, looking at
 //!   the halt flag every 64 polls, instead of taking a step of its wait
-//!   strategy's bookkeeping per poll. On the Intel machine that took the
-//!   ping-pong's median round trip from 1.24 × the `disruptor` crate's to
-//!   1.02–1.07 ×, and its p99 from 1.10 × to 0.99–1.04 ×.
+//!   strategy's bookkeeping per poll.
 //! * **Publication in the slot, for latency.** In a ring built with
 //!   [`RingBuilder::publish_in_slots`], each slot carries the sequence last
 //!   published into it, beside the event, and a first-stage processor polls
 //!   that marker instead of the cursor: a hand-off moves one cache line
-//!   between the cores instead of two (the cursor's, then the slot's). The
-//!   ping-pong's p99 went from parity with the `disruptor` crate (per-round
-//!   ratios 0.97–1.06) to **0.67–0.68 ×**, its median round trip from ~1.03 ×
-//!   to 0.78–0.87 ×. It is a choice per ring because a small event then
-//!   takes a bigger slot and every event a marker store and load (marked
-//!   rings ran batch publish of `u64` events at 0.32–0.39 ×);
-//!   the processor runs one loop per layout, so the default layout's batch
-//!   throughput is unchanged.
+//!   between the cores instead of two (the cursor's, then the slot's). It
+//!   is a choice per ring because a small event then takes a bigger slot and
+//!   every event a marker store and load, which costs throughput of small
+//!   events; the default layout is the throughput layout.
 //! * **Spinning that respects the machine.** Busy-spin polls for a few
-//!   microseconds (4,096 polls) before pausing between polls and yields once
-//!   every 4,096 steps, so a ring with more busy threads than cores still
-//!   progresses: on this 2-core machine, the oversubscribed 2-stage pipeline
-//!   runs 9–11 × faster than the `disruptor` crate's, whose producer spins
-//!   on a full ring without ever yielding.
-//!
-//! Where it is not ahead (same document): on the AMD machine, before the
-//! paced gathering and not re-measured there since, yielding 1P→1C was at
-//! parity with the `disruptor` crate and batch publish of 64 a little
-//! behind it (0.92–0.98 ×); on the Intel machine every throughput case is
-//! ahead (1P→1C 3.8–7.5 ×, batch 1.15–1.16 × in the latest full run). The
-//! round trip of a ring in the default layout is at parity with the
-//! `disruptor` crate's (per-round p99 ratios 0.97–1.06), not below it;
-//! build a latency-bound ring with [`RingBuilder::publish_in_slots`].
+//!   microseconds before pausing between polls and yields once every 4,096
+//!   steps, so a ring with more busy threads than cores still progresses.
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod barrier;
+mod delivery;
 mod exception;
 mod graph;
 mod handle;
 mod handler;
 #[cfg(all(test, loom))]
 mod loom_tests;
+mod metrics;
+mod poller;
 mod processor;
 mod producer;
+mod producer_stats;
 mod rewind;
 mod ring_buffer;
 mod sequence;
@@ -136,12 +144,12 @@ mod wait;
 
 pub use exception::{ExceptionHandler, Failure, FailureAction, HaltOnFailure, SkipOnFailure};
 pub use graph::{BuildError, RingBuilder};
-pub use handle::{ProcessorSnapshot, RingError, RingHandle};
-pub use handler::{BoxError, EventHandler, EventHandlerMut, HandlerError};
+pub use handle::{RingError, RingHandle};
+pub use handler::{BatchInfo, BoxError, EventHandler, EventHandlerMut, HandlerError};
+pub use metrics::{BatchSizes, ProcessorSnapshot, RingMetrics, RingMonitor, BATCH_SIZE_BUCKETS};
+pub use poller::{EventPoller, PollState};
 pub use producer::{Claim, MultiProducer, Producer};
 pub use rewind::{RewindDecision, RewindStrategy};
-pub use ring_buffer::RingBuffer;
-pub use sequence::{Sequence, INITIAL_SEQUENCE};
 pub use sequencer::ClaimError;
 pub use shard::ShardKey;
 pub use wait::WaitStrategy;

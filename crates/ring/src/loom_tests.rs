@@ -30,9 +30,12 @@ use loom::sync::atomic::{AtomicU64, AtomicUsize};
 use loom::thread;
 
 use crate::barrier::SequenceBarrier;
+use crate::delivery::ProcessorParts;
 use crate::exception::HaltOnFailure;
 use crate::handler::{EventHandler, EventHandlerMut, Exclusive, HandlerError, Shared};
-use crate::processor::{BatchProcessor, ProcessorParts, ProcessorStats};
+use crate::metrics::ProcessorStats;
+use crate::poller::{EventPoller, PollState};
+use crate::processor::BatchProcessor;
 use crate::producer::{MultiProducer, Producer};
 use crate::rewind::RewindStrategy;
 use crate::ring_buffer::RingBuffer;
@@ -139,6 +142,7 @@ fn parts<E>(
 ) -> ProcessorParts<E> {
     ProcessorParts {
         name: "loom".into(),
+        index: 0,
         ring: Arc::clone(ring),
         barrier: SequenceBarrier::new(Arc::clone(ring), upstream.to_vec(), usize::MAX),
         sequence: Arc::clone(own),
@@ -483,6 +487,37 @@ fn loom_downstream_sees_a_rewound_batch_once_and_only_after_it_succeeded() {
         assert_eq!(
             (failure(&ring), replayed_intact, downstream),
             (None, true, vec![(0, 10, 1), (1, 11, 1), (2, 12, 1)])
+        );
+    });
+}
+
+#[test]
+fn loom_poller_replays_a_rewound_batch_and_the_producer_never_overwrites_it() {
+    // The poller runs on the model's main thread and gates the producer
+    // directly: a replay rereads slots the producer is waiting to reuse.
+    model(|markers| {
+        let own = sequence();
+        let ring = ring(2, || UNWRITTEN, false, &[Arc::clone(&own)], markers);
+        let commits = commit_counts();
+        let mut flaky = Flaky::new(&commits, None);
+        let deliveries = Arc::clone(&flaky.deliveries);
+        let mut poller = EventPoller::new(parts(&ring, &[], &own, Shard::All));
+        let producer_ring = Arc::clone(&ring);
+        let thread = thread::spawn(move || produce(&mut Producer::new(producer_ring), 0..EVENTS));
+        let mut rewound = 0;
+        while poller.sequence() < EVENTS - 1 {
+            match poller.poll(&mut flaky) {
+                PollState::Processed(_) => {}
+                PollState::Rewound { .. } => rewound += 1,
+                PollState::Idle | PollState::Gating => thread::yield_now(),
+                other => panic!("{other:?}"),
+            }
+        }
+        thread.join().unwrap();
+        let replayed_intact = Flaky::replayed_intact(&deliveries);
+        assert_eq!(
+            (failure(&ring), rewound, replayed_intact, counts(&*commits)),
+            (None, 1, true, vec![1, 1, 1])
         );
     });
 }

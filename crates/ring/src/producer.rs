@@ -4,7 +4,6 @@ use std::cell::Cell;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use crate::exception::Failure;
 use crate::ring_buffer::{RingBuffer, SlotRuns};
 use crate::sequencer::{claim_multi, ClaimError, SingleSequencer};
 
@@ -168,6 +167,37 @@ impl<E> Producer<E> {
         Ok(())
     }
 
+    /// As [`publish`](Self::publish), passing `fill` the slot's sequence
+    /// too (a request id, a reply slot); returns that sequence.
+    ///
+    /// # Errors
+    ///
+    /// As [`Producer::next`].
+    #[inline]
+    pub fn publish_with_seq(&mut self, fill: impl FnOnce(&mut E, i64)) -> Result<i64, ClaimError> {
+        // The single producer's next claim is known before it is made.
+        let sequence = self.sequencer.claimed() + 1;
+        self.publish(|slot| fill(slot, sequence))?;
+        Ok(sequence)
+    }
+
+    /// As [`publish_batch`](Self::publish_batch), passing `fill` each
+    /// slot's sequence instead of its index; returns the last sequence.
+    ///
+    /// # Errors
+    ///
+    /// As [`Producer::next_n`].
+    #[inline]
+    pub fn publish_batch_with_seq(
+        &mut self,
+        n: usize,
+        mut fill: impl FnMut(&mut E, i64),
+    ) -> Result<i64, ClaimError> {
+        let first = self.sequencer.claimed() + 1;
+        self.publish_batch(n, |slot, i| fill(slot, first + i as i64))?;
+        Ok(first + n as i64 - 1)
+    }
+
     /// The highest sequence published so far.
     pub fn cursor(&self) -> i64 {
         self.ring.cursor()
@@ -265,6 +295,42 @@ impl<E> MultiProducer<E> {
         fill_claimed(&self.ring, last - n + 1, last, fill);
         self.ring.publish(last - n + 1, last);
         Ok(())
+    }
+
+    /// As [`publish`](Self::publish), passing `fill` the slot's sequence
+    /// too; returns that sequence.
+    ///
+    /// # Errors
+    ///
+    /// As [`MultiProducer::next`].
+    #[inline]
+    pub fn publish_with_seq(&self, fill: impl FnOnce(&mut E, i64)) -> Result<i64, ClaimError> {
+        let sequence = claim_multi(&self.ring, 1, true)?;
+        fill_one(&self.ring, sequence, |slot| fill(slot, sequence));
+        self.ring.publish(sequence, sequence);
+        Ok(sequence)
+    }
+
+    /// As [`publish_batch`](Self::publish_batch), passing `fill` each
+    /// slot's sequence instead of its index; returns the last sequence.
+    ///
+    /// # Errors
+    ///
+    /// As [`MultiProducer::next_n`].
+    #[inline]
+    pub fn publish_batch_with_seq(
+        &self,
+        n: usize,
+        mut fill: impl FnMut(&mut E, i64),
+    ) -> Result<i64, ClaimError> {
+        let n = checked_len(&self.ring, n);
+        let last = claim_multi(&self.ring, n, true)?;
+        let first = last - n + 1;
+        fill_claimed(&self.ring, first, last, |slot, i| {
+            fill(slot, first + i as i64)
+        });
+        self.ring.publish(first, last);
+        Ok(last)
     }
 
     /// Slots that could be claimed now without waiting.
@@ -367,7 +433,7 @@ struct HaltOnUnwind<'a, E> {
 
 impl<E> Drop for HaltOnUnwind<'_, E> {
     fn drop(&mut self) {
-        self.ring.fail(Failure::producer_panicked(self.sequence));
+        self.ring.fail_producer(self.sequence);
     }
 }
 
@@ -466,7 +532,7 @@ impl<'a, E> Claim<'a, E> {
 impl<E> Drop for Claim<'_, E> {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            self.ring.fail(Failure::producer_panicked(self.first));
+            self.ring.fail_producer(self.first);
         } else {
             self.ring.publish(self.first, self.last);
         }

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
-use crate::exception::Failure;
+use crate::exception::{ExceptionHandler, Failure};
+use crate::producer_stats::ProducerStats;
 use crate::sequence::{minimum, Sequence, INITIAL_SEQUENCE};
 use crate::sync::{AtomicBool, AtomicI32, AtomicI64, Ordering, UnsafeCell};
 use crate::wait::{WaitStrategy, Waiter};
@@ -60,6 +61,11 @@ pub struct RingBuffer<E> {
     /// Set once, by `halt`; every wait loop checks it.
     alert: CachePadded<AtomicBool>,
     failure: Mutex<Option<Failure>>,
+    /// Told about a producer that panicked with a claim (see
+    /// [`fail_producer`](Self::fail_producer)); the builder sets it.
+    exceptions: Option<Arc<dyn ExceptionHandler>>,
+    /// The producers' waits for capacity.
+    producer_stats: ProducerStats,
 }
 
 /// The slot array, in one of two layouts chosen when the ring is built.
@@ -101,7 +107,10 @@ pub(crate) enum SlotRuns<'a, E> {
 // producer or an exclusive processor on another thread, so `E: Send`. Slot
 // access is otherwise serialised by the sequence protocol (see `slot`).
 // `first_event` only points into `slots`, which the ring owns: sharing it
-// shares nothing `slots` does not.
+// shares nothing `slots` does not. Every other field is `Sync` and `Send`
+// on its own (atomics, a `Mutex`, the waiter, and an
+// `Arc<dyn ExceptionHandler>`, whose trait requires `Send + Sync`): keep it
+// so when adding one, since this impl stops the compiler from checking.
 unsafe impl<E: Send + Sync> Sync for RingBuffer<E> {}
 // SAFETY: owning the ring owns the events; moving it moves `E`s (the boxed
 // slot array stays where it is, so `first_event` stays valid).
@@ -159,7 +168,21 @@ impl<E> RingBuffer<E> {
             waiter: Waiter::new(wait),
             alert: CachePadded::new(AtomicBool::new(false)),
             failure: Mutex::new(None),
+            exceptions: None,
+            producer_stats: ProducerStats::default(),
         }
+    }
+
+    /// Sets the exception handler a producer's panic is reported to.
+    pub(crate) fn with_exception_handler(mut self, handler: Arc<dyn ExceptionHandler>) -> Self {
+        self.exceptions = Some(handler);
+        self
+    }
+
+    /// The producers' waits for capacity.
+    #[inline]
+    pub(crate) fn producer_stats(&self) -> &ProducerStats {
+        &self.producer_stats
     }
 
     /// Number of slots.
@@ -419,6 +442,19 @@ impl<E> RingBuffer<E> {
     pub(crate) fn fail(&self, failure: Failure) {
         self.failure.lock().get_or_insert(failure);
         self.halt();
+    }
+
+    /// A producer panicked holding the claim that starts at `sequence`: the
+    /// claim can never be published, so the ring halts whatever the
+    /// exception handler answers; the handler is told first, so that the
+    /// failure reaches whatever it reports to.
+    pub(crate) fn fail_producer(&self, sequence: i64) {
+        let failure = Failure::producer_panicked(sequence);
+        if let Some(handler) = &self.exceptions {
+            let report = || handler.on_failure(&failure);
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(report));
+        }
+        self.fail(failure);
     }
 
     /// Takes the recorded failure, if any.

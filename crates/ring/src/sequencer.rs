@@ -6,6 +6,8 @@
 //! Both sequencers cache that minimum and reread the processors' sequences
 //! only when the cache says the ring looks full.
 
+use std::time::Instant;
+
 use crate::ring_buffer::RingBuffer;
 use crate::sequence::INITIAL_SEQUENCE;
 
@@ -37,6 +39,12 @@ impl SingleSequencer {
             claimed: INITIAL_SEQUENCE,
             gate: INITIAL_SEQUENCE,
         }
+    }
+
+    /// The highest sequence claimed so far.
+    #[inline(always)]
+    pub(crate) fn claimed(&self) -> i64 {
+        self.claimed
     }
 
     /// Claims `n` slots; returns the last claimed sequence.
@@ -120,19 +128,32 @@ pub(crate) fn claim_multi<E>(ring: &RingBuffer<E>, n: i64, block: bool) -> Resul
 #[cold]
 #[inline(never)]
 fn wait_for_gate<E>(ring: &RingBuffer<E>, wrap_point: i64, block: bool) -> Result<i64, ClaimError> {
+    let gate = ring.min_gating();
+    if wrap_point <= gate {
+        // Only the cached gate was stale: no wait.
+        return Ok(gate);
+    }
+    if ring.is_halted() {
+        return Err(ClaimError::Halted);
+    }
+    if !block {
+        return Err(ClaimError::InsufficientCapacity);
+    }
+    // A real wait for room: timed for the ring's metrics (two clock reads
+    // per wait, never on the publish fast path).
+    let started = Instant::now();
     let mut idle = ring.waiter.idle();
-    loop {
-        let gate = ring.min_gating();
-        if wrap_point <= gate {
-            return Ok(gate);
-        }
-        if ring.is_halted() {
-            return Err(ClaimError::Halted);
-        }
-        if !block {
-            return Err(ClaimError::InsufficientCapacity);
-        }
+    let result = loop {
         // A producer has no timeout to report: it just keeps waiting.
         let _ = idle.pause(|| wrap_point <= ring.min_gating() || ring.is_halted());
-    }
+        let gate = ring.min_gating();
+        if wrap_point <= gate {
+            break Ok(gate);
+        }
+        if ring.is_halted() {
+            break Err(ClaimError::Halted);
+        }
+    };
+    ring.producer_stats().record_wait(started.elapsed());
+    result
 }

@@ -6,8 +6,9 @@
 //! follows, 1: NULL) and the value. Every value is sent as the text the row
 //! already holds; the server converts it as it would the same text in an
 //! INSERT. (A bulk statement takes every column's type from its first row,
-//! so a typed binary value would also fail on a column whose rows mix
-//! forms: the eighth look in `docs/benchmarks.md`.)
+//! so typed binary values would fail on a column whose rows mix forms.) A
+//! binary value ([`Value::Bytes`](ringpipe_pipeline::Value)) goes as the
+//! bytes it holds.
 //!
 //! The text goes as `MYSQL_TYPE_BLOB` (a binary string) wherever that stores
 //! the same bytes as `MYSQL_TYPE_VAR_STRING` in the session's `utf8mb4`:

@@ -4,8 +4,9 @@
 //! Nothing read from the server is trusted: a payload joined from several
 //! packets may not grow past [`MAX_REPLY`] (what the handshake announces as
 //! our `max_allowed_packet`), and every packet must carry the next sequence
-//! number. A violation is a [`MysqlError::Protocol`] before any byte of the
-//! offending payload is allocated.
+//! number (an ERR packet excepted: it is the server's error whatever its
+//! number). A violation is a [`MysqlError::Protocol`] before the offending
+//! payload is allocated.
 
 use std::io::{self, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -22,6 +23,10 @@ const MAX_PAYLOAD: usize = 0xFF_FFFF;
 /// `max_allowed_packet` the handshake announces. The replies this client
 /// reads are OKs, errors and a few short rows.
 pub(super) const MAX_REPLY: usize = 16 * 1024 * 1024;
+
+/// Payloads up to this size are allocated whole before they are read
+/// (faster for the usual small replies); larger ones grow as bytes arrive.
+const SMALL_PAYLOAD: usize = 64 * 1024;
 
 /// Bytes a packet's header takes: length (3) and sequence number (1).
 pub(super) const HEADER_ROOM: usize = 4;
@@ -137,17 +142,24 @@ impl<S: Read + Write> Framed<S> {
                 .read_exact(&mut header)
                 .map_err(|e| MysqlError::io(&e, context))?;
             let len = u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize;
-            self.check(header[3], payload.len(), len, context)?;
+            self.check_size(payload.len(), len, context)?;
+            let (expected, first) = (self.sequence, payload.is_empty());
+            let out_of_order = |sequence| MysqlError::Protocol {
+                what: format!("a packet with sequence number {sequence}, expected {expected}"),
+                context,
+            };
+            if header[3] != expected && !(first && len <= SMALL_PAYLOAD) {
+                return Err(out_of_order(header[3]));
+            }
             self.sequence = header[3].wrapping_add(1);
-            // Grown as the bytes arrive: a length the server does not
-            // follow with data costs no allocation.
-            let got = (&mut self.stream)
-                .take(len as u64)
-                .read_to_end(payload)
+            self.read_payload(payload, len)
                 .map_err(|e| MysqlError::io(&e, context))?;
-            if got < len {
-                let eof = io::Error::from(io::ErrorKind::UnexpectedEof);
-                return Err(MysqlError::io(&eof, context));
+            // An ERR packet is the server's word whatever its number (an
+            // error a server sends on its own, on shutdown, a kill or an
+            // idle timeout, need not follow the numbering): the caller
+            // reads it as an error.
+            if header[3] != expected && payload.first() != Some(&0xFF) {
+                return Err(out_of_order(header[3]));
             }
             if len < MAX_PAYLOAD {
                 return Ok(());
@@ -155,24 +167,31 @@ impl<S: Read + Write> Framed<S> {
         }
     }
 
-    /// Checks a packet header before its payload is read: its sequence
-    /// number, and the joined payload's size against the limit.
-    fn check(
+    /// Appends the `len` bytes of one packet's payload to `payload`. A
+    /// small payload (the usual OK) is read in place; a large one grows as
+    /// its bytes arrive, so that a length the server does not follow with
+    /// data costs no allocation.
+    fn read_payload(&mut self, payload: &mut Vec<u8>, len: usize) -> io::Result<()> {
+        let start = payload.len();
+        if len <= SMALL_PAYLOAD {
+            payload.resize(start + len, 0);
+            return self.stream.read_exact(&mut payload[start..]);
+        }
+        let got = (&mut self.stream).take(len as u64).read_to_end(payload)?;
+        if got < len {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        Ok(())
+    }
+
+    /// Checks a packet's length before its payload is read: the joined
+    /// payload may not grow past the limit.
+    fn check_size(
         &self,
-        sequence: u8,
         joined: usize,
         len: usize,
         context: &'static str,
     ) -> Result<(), MysqlError> {
-        if sequence != self.sequence {
-            return Err(MysqlError::Protocol {
-                what: format!(
-                    "a packet with sequence number {sequence}, expected {}",
-                    self.sequence
-                ),
-                context,
-            });
-        }
         if joined.saturating_add(len) > self.limit {
             return Err(MysqlError::Protocol {
                 what: format!(
@@ -340,6 +359,15 @@ mod tests {
             e.to_string().contains("sequence number 2, expected 1"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn an_error_packet_out_of_sequence_is_still_the_servers_word() {
+        let mut f = framed(vec![3, 0, 0, 0, 0xFF, 0x1D, 0x04]);
+        f.expect_reply();
+        let mut payload = Vec::new();
+        f.read(&mut payload, "t").unwrap();
+        assert_eq!(payload, [0xFF, 0x1D, 0x04]);
     }
 
     #[test]

@@ -2,11 +2,10 @@
 //! their replies, and bulk packets built straight from a batch's text.
 //!
 //! The `mysql` crate waits for every reply before it sends the next
-//! statement and binds each value as an owned `Value`; the eighth look in
-//! `docs/benchmarks.md` measured both: the server idles ~2 ms after each
-//! 2,000-row statement, and the sinks spend a third of the client's CPU in
-//! allocation and copies. This client keeps one statement in flight while
-//! the next is encoded, on `mysql_common`'s packet types (greeting,
+//! statement and binds each value as an owned `Value`, so the server idles
+//! between statements and the client spends its time in allocation and
+//! copies. This client keeps one statement in flight while the next is
+//! encoded, on `mysql_common`'s packet types (greeting,
 //! handshake response, OK, ERR, authentication switch).
 //!
 //! It speaks just enough: plain TCP or a Unix socket, MariaDB with bulk

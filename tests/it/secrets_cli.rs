@@ -4,12 +4,9 @@
 //! fails on the server (a value too long for its column) after connecting
 //! on two shards, with `RUST_LOG=trace`.
 
-#[allow(dead_code)] // each test binary uses a subset of the helpers
-mod common;
-
 use std::process::{Command, Output};
 
-use common::{catalogue, conn, fresh_table, url_parts};
+use crate::common::{catalogue, conn, fresh_table, url_parts};
 use mysql::prelude::Queryable;
 
 const SECRET: &str = "Rp-cli-S3cret-4417";
@@ -85,7 +82,7 @@ fn a_failing_import_never_prints_the_password() {
         (&[], &[("RINGPIPE_MYSQL_URL", &with_password)]),
     ];
     for (i, (args, env)) in runs.iter().enumerate() {
-        fresh_table(TABLE);
+        let _table = fresh_table(TABLE);
         conn()
             .query_drop(format!("ALTER TABLE `{TABLE}` MODIFY name VARCHAR(3)"))
             .unwrap();

@@ -1,7 +1,6 @@
 //! Helpers shared by the root package's integration tests: the test
 //! server's URL, running the `ringpipe` binary, and reading tables back.
-//! Each test binary uses a different subset: declare it with
-//! `#[allow(dead_code)] mod common;`.
+//! Every module of the `it` test binary uses them.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -74,10 +73,49 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// A fresh (empty) catalogue table named `table`.
-pub fn fresh_table(table: &str) {
+/// A fresh (empty) catalogue table named `table`, dropped with the guard.
+pub fn fresh_table(table: &str) -> TestTable {
     ringpipe_mysql::execute(&url(), &format!("DROP TABLE IF EXISTS `{table}`")).unwrap();
     ringpipe_mysql::execute(&url(), &ringpipe_xml::gen::product_table_ddl(table)).unwrap();
+    TestTable::new(table)
+}
+
+/// A table a test made: dropped (with its checkpoint rows) when the guard
+/// goes, whether the test passed or panicked, so a run leaves nothing
+/// behind.
+#[must_use = "the table is dropped when this guard is"]
+#[derive(Debug)]
+pub struct TestTable(String);
+
+impl TestTable {
+    /// Takes charge of dropping `table`.
+    pub fn new(table: &str) -> Self {
+        TestTable(table.to_owned())
+    }
+}
+
+impl std::ops::Deref for TestTable {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Drop for TestTable {
+    fn drop(&mut self) {
+        // Errors are ignored: a test that failed may have left no table.
+        let Ok(mut c) = mysql::Conn::new(mysql::Opts::from_url(&url()).unwrap()) else {
+            return;
+        };
+        let quoted = self.0.replace('`', "``");
+        let _ = c.query_drop(format!("DROP TABLE IF EXISTS `{quoted}`"));
+        let forget = format!(
+            "DELETE FROM ringpipe_checkpoint WHERE target_table = '{}'",
+            self.0.replace('\'', "''")
+        );
+        let _ = c.query_drop(forget);
+    }
 }
 
 /// Rows in `table`.

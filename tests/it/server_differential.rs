@@ -2,9 +2,6 @@
 //! `LOAD XML LOCAL INFILE` for each of its three row forms, and a
 //! `mariadb-dump --xml` round trip.
 
-#[allow(dead_code)]
-mod common;
-
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
@@ -15,7 +12,7 @@ use ringpipe_pipeline::Import;
 use ringpipe_xml::gen::{product_table_ddl, Catalogue, PRODUCT_COLUMNS};
 use ringpipe_xml::{XmlConfig, XmlSource};
 
-use common::{checksum, conn, url};
+use crate::common::{self, checksum, conn, url, TestTable};
 
 /// One of LOAD XML's three row forms.
 #[derive(Clone, Copy, Debug)]
@@ -83,9 +80,10 @@ fn write_form(path: &Path, form: Form, records: u64) {
     std::fs::write(path, xml).unwrap();
 }
 
-fn fresh(table: &str) {
+fn fresh(table: &str) -> TestTable {
     execute(&url(), &format!("DROP TABLE IF EXISTS `{table}`")).unwrap();
     execute(&url(), &product_table_ddl(table)).unwrap();
+    TestTable::new(table)
 }
 
 /// Imports `path` into `table` through the pipeline.
@@ -157,8 +155,8 @@ fn compare_with_load_xml(form: Form, name: &str) {
     let path = dir.path().join("products.xml");
     write_form(&path, form, 400);
     let (ours, theirs) = (format!("diff_ours_{name}"), format!("diff_theirs_{name}"));
-    fresh(&ours);
-    fresh(&theirs);
+    let _table = fresh(&ours);
+    let _table = fresh(&theirs);
     assert_eq!(import(&path, "product", &ours), 400);
     load_xml(&path, &theirs);
 
@@ -222,7 +220,7 @@ fn a_mariadb_dump_xml_round_trip_gives_the_same_checksum() {
     let dir = tempfile::tempdir().unwrap();
     let source = dir.path().join("catalogue.xml");
     Catalogue::new(2_000).seed(9).write_file(&source).unwrap();
-    fresh("dump_original");
+    let _table = fresh("dump_original");
     assert_eq!(import(&source, "product", "dump_original"), 2_000);
 
     let (user, host, port, db) = common::url_parts();
@@ -251,7 +249,7 @@ fn a_mariadb_dump_xml_round_trip_gives_the_same_checksum() {
     let dumped = dir.path().join("dump.xml");
     std::fs::write(&dumped, &dump.stdout).unwrap();
 
-    fresh("dump_restored");
+    let _table = fresh("dump_restored");
     assert_eq!(import(&dumped, "row", "dump_restored"), 2_000);
     assert_eq!(checksum("dump_restored"), checksum("dump_original"));
 }

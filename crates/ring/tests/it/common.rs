@@ -1,7 +1,4 @@
 //! Handlers and helpers shared by the ring's integration tests.
-//!
-//! Each test binary uses a different subset, hence the `dead_code` allow.
-#![allow(dead_code)]
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};

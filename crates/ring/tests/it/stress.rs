@@ -7,11 +7,9 @@
 //! [`DEFAULT_EVENTS`], 10 million: about 7 s for both tests together in a
 //! debug build on an otherwise idle 2-core machine).
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 
-use common::{mix, wait_until, within, Rng};
+use crate::common::{mix, wait_until, within, Rng};
 use ringpipe_ring::{
     EventHandler, HandlerError, MultiProducer, Producer, RewindStrategy, RingBuilder, WaitStrategy,
 };

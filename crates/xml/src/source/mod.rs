@@ -7,21 +7,21 @@ use std::sync::Arc;
 
 use ringpipe_pipeline::{RecordPosition, Row, Source, SourceProgress};
 
-use crate::config::XmlConfig;
-use crate::diagnose::{Fault, Located};
+mod fail;
+mod step;
+
+use crate::config::{XmlConfig, TOKEN_SLACK};
+use crate::diagnose::Fault;
 use crate::document::Document;
 use crate::encoding::Charset;
 use crate::error::{ErrorPosition, XmlError};
 use crate::input::{self, Counting, PrepareError};
-use crate::lexer::{Lexer, Token};
-use crate::position::LineCounter;
-use crate::record::{Opened, RecordReader};
+use crate::lexer::Lexer;
+use crate::record::RecordReader;
 use crate::region::{self, PendingRegion, Plan, RegionReader};
+use crate::usage::ColumnUsage;
 use crate::window::Window;
-
-/// Slack over [`Limits::max_value_bytes`](crate::Limits) for the markup
-/// around a value (CDATA brackets, a tag's name) before a token is refused.
-pub(crate) const TOKEN_SLACK: usize = 64 * 1024;
+use step::{step, RegionEnd, Step};
 
 /// A streaming [`Source`] of rows from an XML document.
 ///
@@ -35,7 +35,7 @@ pub(crate) const TOKEN_SLACK: usize = 64 * 1024;
 /// use ringpipe_pipeline::{Row, Source};
 /// use ringpipe_xml::{XmlConfig, XmlSource};
 ///
-/// let xml = r#"<rows><row><field name="id">1</field><field name="note" xsi:nil="true"/></row></rows>"#;
+/// let xml = r#"<rows xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><row><field name="id">1</field><field name="note" xsi:nil="true"/></row></rows>"#;
 /// let config = XmlConfig::new("row", ["id", "note"]);
 /// let mut source = XmlSource::from_reader("dump.xml", xml.as_bytes(), config)?;
 /// let mut row = Row::with_columns(2);
@@ -62,6 +62,10 @@ pub struct XmlSource {
     pending: Option<PendingRegion>,
     /// Set once EOF or an error was returned; later calls return `Ok(false)`.
     finished: bool,
+    /// A document without records is fine ([`XmlConfig::allow_empty`]).
+    allow_empty: bool,
+    /// Which columns received values, shared by all regions of the input.
+    usage: ColumnUsage,
     /// Raw bytes read from the input (compressed bytes for gzip).
     raw_bytes: Arc<AtomicU64>,
     total_bytes: Option<u64>,
@@ -87,7 +91,8 @@ impl XmlSource {
         let gzip = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
-        Self::build(name, raw, gzip, total, config)
+        let usage = ColumnUsage::new(config.columns());
+        Self::build(name, raw, gzip, total, config, usage)
     }
 
     /// Reads `reader`, calling it `name` in messages. Gzip input (starting
@@ -103,7 +108,8 @@ impl XmlSource {
     ) -> Result<Self, XmlError> {
         let name = name.into();
         check_config(&name, &config)?;
-        Self::build(name, Box::new(reader), false, None, config)
+        let usage = ColumnUsage::new(config.columns());
+        Self::build(name, Box::new(reader), false, None, config, usage)
     }
 
     fn build(
@@ -112,6 +118,7 @@ impl XmlSource {
         gzip: bool,
         total_bytes: Option<u64>,
         config: XmlConfig,
+        usage: ColumnUsage,
     ) -> Result<Self, XmlError> {
         let raw_bytes = Arc::new(AtomicU64::new(0));
         let counted = Box::new(Counting::new(raw, Arc::clone(&raw_bytes)));
@@ -139,8 +146,10 @@ impl XmlSource {
             name,
             columns: config.columns().to_vec(),
             lexer: Lexer::new(window),
-            document: Document::new(limits.max_depth),
-            record: RecordReader::new(&config),
+            document: Document::new(limits.max_depth, limits.max_attributes),
+            record: RecordReader::new(&config, usage.clone()),
+            allow_empty: config.allows_empty(),
+            usage,
             charset: prepared.charset,
             records: 0,
             first_record: 0,
@@ -216,6 +225,7 @@ impl XmlSource {
         }
         let size = std::fs::metadata(path).map_err(io_error)?.len();
         let plan = Plan::start(path, size, &config, regions).map_err(io_error)?;
+        let usage = ColumnUsage::new(config.columns());
         let head = RegionReader::new(path, 0, Some((Arc::clone(&plan), 0))).map_err(io_error)?;
         let mut first = Self::build(
             name.clone(),
@@ -223,6 +233,7 @@ impl XmlSource {
             false,
             Some(size),
             config.clone(),
+            usage.clone(),
         )?;
         first.region_end = RegionEnd::Planned(Arc::clone(&plan), 0);
         let mut sources = vec![first];
@@ -233,6 +244,7 @@ impl XmlSource {
                 false,
                 None,
                 config.clone(),
+                usage.clone(),
             )?;
             source.pending = Some(PendingRegion {
                 path: path.to_owned(),
@@ -276,7 +288,13 @@ impl XmlSource {
             limits.max_value_bytes as u64,
         );
         self.lexer = Lexer::new(window);
-        self.document = Document::resumed(limits.max_depth, &boundary.open, boundary.declared);
+        self.document = Document::resumed(
+            limits.max_depth,
+            limits.max_attributes,
+            &boundary.open,
+            boundary.declared,
+            boundary.namespaces,
+        );
         if boundary
             .open
             .first()
@@ -290,6 +308,13 @@ impl XmlSource {
             self.region_end = RegionEnd::Planned(plan, index);
         }
         Ok(true)
+    }
+
+    /// Which columns have received a value so far; the handle is shared
+    /// by all regions of one input and stays valid after the sources are
+    /// dropped, for the import's summary.
+    pub fn column_usage(&self) -> ColumnUsage {
+        self.usage.clone()
     }
 
     /// The input's name as used in messages.
@@ -327,6 +352,15 @@ impl XmlSource {
                     self.records += 1;
                     return Ok(true);
                 }
+                // A region that ends where the next starts has a record after it.
+                Ok(Step::End)
+                    if self.records == 0
+                        && !self.allow_empty
+                        && self.region_end.expected().is_none() =>
+                {
+                    let fault = Fault::NoRecords(self.record.no_records_message());
+                    return Err(self.fail(fault.into()));
+                }
                 Ok(Step::End) => return Ok(false),
                 Err(located) => return Err(self.fail(located)),
             }
@@ -343,140 +377,6 @@ impl XmlSource {
             byte_offset: at.offset(),
         });
     }
-
-    /// Attaches the position to a fault found in the current token.
-    fn fail(&mut self, located: Located) -> XmlError {
-        let window = self.lexer.window();
-        let start = window.position();
-        let token = window.data();
-        let at: LineCounter = start.advanced(&token[..located.offset.min(token.len())]);
-        let position = ErrorPosition {
-            input: self.name.clone(),
-            line: at.line(),
-            column: at.column(),
-            byte_offset: at.offset(),
-            records_emitted: self.records,
-            inside_record: self.record.in_record(),
-        };
-        match located.fault {
-            Fault::Syntax(message) => XmlError::Syntax { position, message },
-            Fault::Encoding(message) => XmlError::Encoding { position, message },
-            Fault::Entity { reference, error } => XmlError::Entity {
-                position,
-                message: format!("{error}: {reference}"),
-                reference,
-            },
-            Fault::Limit(kind, limit) => XmlError::Limit {
-                position,
-                kind,
-                limit,
-            },
-            Fault::UnknownField(field) => XmlError::UnknownField { position, field },
-            Fault::Io(source) => XmlError::Io { position, source },
-        }
-    }
-}
-
-/// Where a source's input ends.
-enum RegionEnd {
-    /// At the end of the input: the document must be complete.
-    Input,
-    /// Where the plan's boundary `k` starts the next region (or at the end
-    /// of the input, if the plan found no such boundary).
-    Planned(Arc<Plan>, usize),
-}
-
-impl RegionEnd {
-    /// The elements that must be open at the end, for a region that stops
-    /// where the next starts.
-    fn expected(&self) -> Option<Vec<String>> {
-        match self {
-            RegionEnd::Input => None,
-            RegionEnd::Planned(plan, k) => plan.boundary(*k).map(|b| b.open),
-        }
-    }
-}
-
-/// What one token meant for the caller's loop.
-enum Step {
-    /// Nothing for the caller.
-    Continue,
-    /// A record's start tag: its position is the current token's.
-    RecordStart,
-    /// A record's end tag: the row is complete.
-    RecordEnd,
-    /// A record in one empty-element tag `<row a="1"/>`.
-    WholeRecord,
-    /// End of input.
-    End,
-}
-
-/// Applies one token to the document and record state.
-#[inline]
-fn step(
-    token: Token<'_>,
-    document: &mut Document,
-    record: &mut RecordReader,
-    row: &mut Row,
-    region_end: &RegionEnd,
-) -> Result<Step, Located> {
-    let result = match token {
-        Token::Start(tag) => {
-            document.open(tag.name())?;
-            match record.open(&tag, document.depth(), row, &document.declared)? {
-                Opened::Record => Step::RecordStart,
-                Opened::Other => Step::Continue,
-            }
-        }
-        Token::Empty(tag) => {
-            document.open(tag.name())?;
-            let opened = record.open(&tag, document.depth(), row, &document.declared)?;
-            let ended = record.close(document.depth());
-            document.close(tag.name())?;
-            debug_assert_eq!(ended, opened == Opened::Record);
-            match opened {
-                Opened::Record => Step::WholeRecord,
-                Opened::Other => Step::Continue,
-            }
-        }
-        Token::End(name) => {
-            let depth = document.depth();
-            document.close(name)?;
-            if record.close(depth) {
-                Step::RecordEnd
-            } else {
-                Step::Continue
-            }
-        }
-        Token::Text(raw) => {
-            document.text(raw, "text")?;
-            record.content(raw, document.depth(), row, &document.declared)?;
-            Step::Continue
-        }
-        Token::CData(cdata) => {
-            document.text(cdata, "CDATA")?;
-            record.text(cdata, document.depth(), row)?;
-            Step::Continue
-        }
-        Token::Decl => {
-            document.declaration()?;
-            Step::Continue
-        }
-        Token::DocType(doctype) => {
-            document.doctype(doctype)?;
-            Step::Continue
-        }
-        Token::Ignored => Step::Continue,
-        Token::Eof => {
-            match region_end.expected() {
-                Some(expected) => document.end_of_region(&expected)?,
-                None => document.end()?,
-            }
-            Step::End
-        }
-    };
-    document.event();
-    Ok(result)
 }
 
 fn check_config(name: &str, config: &XmlConfig) -> Result<(), XmlError> {

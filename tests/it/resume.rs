@@ -1,14 +1,11 @@
 //! Exactly-once resume through the binary: `kill -9` at several points of an
 //! import, then `--resume`, must leave the table a clean import leaves.
 
-#[allow(dead_code)]
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{
+use crate::common::{
     catalogue, checksum, count, fresh_table, import, import_args, query_one, ringpipe, stderr,
 };
 
@@ -74,11 +71,11 @@ fn kill_9_five_times_then_resume(table: &str, flags: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path(), 40_000);
     let clean_table = format!("{table}_clean");
-    fresh_table(&clean_table);
+    let _table = fresh_table(&clean_table);
     let clean = import(&file, &clean_table, &[]);
     assert!(clean.status.success(), "{}", stderr(&clean));
 
-    fresh_table(table);
+    let _table = fresh_table(table);
     let mut kills = 0;
     for (i, at) in [2_000u64, 9_000, 15_000, 24_000, 31_000]
         .into_iter()
@@ -130,7 +127,7 @@ fn resume_refuses_another_shard_count_region_count_or_input() {
     ])
     .status
     .success());
-    fresh_table("res_refuse");
+    let _table = fresh_table("res_refuse");
     let mut child = spawn_import(&file, "res_refuse", &["--shards", "3"]);
     assert!(
         kill_after(&mut child, "res_refuse", 1_000),
@@ -182,7 +179,7 @@ fn resume_refuses_another_shard_count_region_count_or_input() {
 fn resume_with_nothing_to_resume_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path(), 10);
-    fresh_table("res_nothing");
+    let _table = fresh_table("res_nothing");
     let output = import(&file, "res_nothing", &["--resume"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(

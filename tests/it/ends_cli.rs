@@ -2,14 +2,11 @@
 //! PostgreSQL and a JSON Lines file into MariaDB, each landing exactly as
 //! the same catalogue imported from XML.
 
-#[allow(dead_code)] // each test binary uses a subset of the helpers
-mod common;
-
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
-use common::{checksum, count, fresh_table, ringpipe, stderr, url};
+use crate::common::{checksum, count, fresh_table, ringpipe, stderr, url};
 use ringpipe_text::{write_csv, write_jsonl};
 use ringpipe_xml::gen::{Catalogue, PRODUCT_COLUMNS};
 
@@ -113,9 +110,8 @@ fn cli_csv_into_postgres_lands_as_the_xml_does() {
 fn cli_jsonl_into_mariadb_lands_as_the_xml_does() {
     let dir = tempfile::tempdir().unwrap();
     let [xml, _, jsonl] = files(dir.path());
-    let _drop = MyTables(["ends_cli_my_jsonl", "ends_cli_my_xml"]);
-    fresh_table("ends_cli_my_jsonl");
-    fresh_table("ends_cli_my_xml");
+    let _jsonl = fresh_table("ends_cli_my_jsonl");
+    let _xml = fresh_table("ends_cli_my_xml");
     // The format by flag, not by extension.
     let renamed = dir.path().join("c.data");
     std::fs::rename(&jsonl, &renamed).unwrap();
@@ -128,17 +124,6 @@ fn cli_jsonl_into_mariadb_lands_as_the_xml_does() {
     import(&xml, &url(), "ends_cli_my_xml", &["--row", "product"]);
     assert_eq!(count("ends_cli_my_jsonl"), ROWS);
     assert_eq!(checksum("ends_cli_my_jsonl"), checksum("ends_cli_my_xml"));
-}
-
-/// MariaDB tables dropped on drop.
-struct MyTables([&'static str; 2]);
-
-impl Drop for MyTables {
-    fn drop(&mut self) {
-        for table in self.0 {
-            let _ = ringpipe_mysql::execute(&url(), &format!("DROP TABLE IF EXISTS `{table}`"));
-        }
-    }
 }
 
 #[test]

@@ -1,13 +1,11 @@
 //! The processor graph: sharding, exclusive (`&mut`) stages, diamonds, and
 //! what the builder refuses.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use common::{assert_batches_well_formed, within, BatchLog, Rng, Sum};
+use crate::common::{assert_batches_well_formed, within, BatchLog, Rng, Sum};
 use ringpipe_ring::{
     BuildError, EventHandler, EventHandlerMut, HandlerError, RingBuilder, WaitStrategy,
 };
@@ -340,7 +338,7 @@ fn diamond_join_sees_both_branches() {
             .unwrap();
     }
     within("shutdown", move || ring.shutdown()).unwrap();
-    assert_eq!(a.total(), common::triangle(EVENTS));
+    assert_eq!(a.total(), crate::common::triangle(EVENTS));
     assert_eq!(join.incomplete.load(Ordering::Relaxed), 0);
     assert_eq!(join.complete.load(Ordering::Relaxed), EVENTS);
 }

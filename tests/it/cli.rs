@@ -2,10 +2,7 @@
 //! (`RINGPIPE_TEST_MYSQL_URL`, default the local test server). Each test
 //! owns its table.
 
-#[allow(dead_code)] // each test binary uses a subset of the helpers
-mod common;
-
-use common::{
+use crate::common::{
     catalogue, checksum, count, fresh_table, import, query_one, ringpipe, stderr, stdout, url,
 };
 use ringpipe_xml::gen::PRODUCT_COLUMNS;
@@ -14,7 +11,7 @@ use ringpipe_xml::gen::PRODUCT_COLUMNS;
 fn import_reports_json_and_stores_every_row() {
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path(), 3_000);
-    fresh_table("cli_import_json");
+    let _table = fresh_table("cli_import_json");
     let output = import(
         &file,
         "cli_import_json",
@@ -47,7 +44,7 @@ fn a_named_pipe_is_read_once_whole_and_cannot_be_resumed() {
         })
     };
 
-    fresh_table("cli_fifo");
+    let _table = fresh_table("cli_fifo");
     let writer = feed(fifo.clone());
     let output = import(&fifo, "cli_fifo", &["--shards", "2", "--json"]);
     writer.join().unwrap();
@@ -55,7 +52,7 @@ fn a_named_pipe_is_read_once_whole_and_cannot_be_resumed() {
     let report: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
     assert_eq!(report["regions"], 1, "a pipe is read as one region");
     assert_eq!(count("cli_fifo"), 3_000, "every record, read once");
-    fresh_table("cli_fifo_file");
+    let _table = fresh_table("cli_fifo_file");
     assert!(import(&file, "cli_fifo_file", &[]).status.success());
     assert_eq!(checksum("cli_fifo"), checksum("cli_fifo_file"));
 
@@ -86,7 +83,7 @@ fn both_bulk_clients_leave_the_same_table() {
     let mut sums = Vec::new();
     for client in ["wire", "driver"] {
         let table = format!("cli_bulk_client_{client}");
-        fresh_table(&table);
+        let _table = fresh_table(&table);
         let output = import(
             &file,
             &table,
@@ -109,7 +106,7 @@ fn both_bulk_clients_leave_the_same_table() {
 fn rerunning_an_upsert_leaves_the_table_identical() {
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path(), 1_000);
-    fresh_table("cli_upsert_twice");
+    let _table = fresh_table("cli_upsert_twice");
     let upsert = || import(&file, "cli_upsert_twice", &["--mode", "upsert"]);
     assert!(upsert().status.success());
     let before = checksum("cli_upsert_twice");
@@ -128,7 +125,7 @@ fn malformed_xml_names_file_position_and_record_and_keeps_earlier_rows() {
          <product id=\"2\"><sku>B</sku><name>b</price></product>\n</catalogue>\n",
     )
     .unwrap();
-    fresh_table("cli_malformed");
+    let _table = fresh_table("cli_malformed");
     let output = import(&file, "cli_malformed", &[]);
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let message = stderr(&output);
@@ -165,7 +162,7 @@ fn init_commands_run_on_every_sink_connection() {
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path(), 2_000);
     let table = "cli_init_command";
-    fresh_table(table);
+    let _table = fresh_table(table);
     let add_seq = format!("ALTER TABLE `{table}` ADD seq BIGINT NOT NULL AUTO_INCREMENT UNIQUE");
     ringpipe_mysql::execute(&url(), &add_seq).unwrap();
     let columns = PRODUCT_COLUMNS.join(",");
@@ -197,7 +194,7 @@ fn init_commands_run_on_every_sink_connection() {
 fn a_failing_init_command_is_one_clear_line_with_exit_code_4() {
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path(), 10);
-    fresh_table("cli_init_command_bad");
+    let _table = fresh_table("cli_init_command_bad");
     let output = import(
         &file,
         "cli_init_command_bad",
@@ -318,7 +315,7 @@ fn bad_records_go_to_the_reject_file_within_max_bad() {
     xml.push_str("</catalogue>\n");
     std::fs::write(&file, xml).unwrap();
     let rejects = dir.path().join("rejects.tsv");
-    fresh_table("cli_rejects");
+    let _table = fresh_table("cli_rejects");
     let output = import(
         &file,
         "cli_rejects",
