@@ -46,15 +46,27 @@ Examples:
 #[derive(Debug, Args)]
 #[command(after_long_help = IMPORT_EXAMPLES)]
 pub struct ImportArgs {
-    /// The XML file; `-` reads stdin; `.gz` files are decompressed.
+    /// The XML, CSV or JSON Lines file (by extension, or --format); `-`
+    /// reads stdin; `.gz` files are decompressed.
     #[arg(help_heading = "Input")]
     pub file: PathBuf,
-    /// Server URL, `mysql://user[:password]@host[:port]/database`; the
-    /// password may instead come from MYSQL_PWD or --password-file.
+    /// Input format (default: by the file's extension, else XML).
+    #[arg(help_heading = "Input", long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// CSV field delimiter (one ASCII character).
+    #[arg(help_heading = "Input", long, default_value_t = ',')]
+    pub delimiter: char,
+    /// CSV fields equal to this are NULL (default: none; empty is empty).
+    #[arg(help_heading = "Input", long)]
+    pub null_string: Option<String>,
+    /// Server URL, `mysql://user[:password]@host[:port]/database` or
+    /// `postgres://…` (the sink follows the scheme); the password may
+    /// instead come from MYSQL_PWD / PGPASSWORD or --password-file.
+    /// RINGPIPE_MYSQL_URL is read when RINGPIPE_URL is not set.
     #[arg(
         help_heading = "Target",
         long,
-        env = "RINGPIPE_MYSQL_URL",
+        env = "RINGPIPE_URL",
         hide_env_values = true
     )]
     pub url: String,
@@ -201,8 +213,8 @@ impl ImportArgs {
 /// `ringpipe doctor`.
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
-    /// Server URL.
-    #[arg(long, env = "RINGPIPE_MYSQL_URL", hide_env_values = true)]
+    /// Server URL (`mysql://…` or `postgres://…`).
+    #[arg(long, env = "RINGPIPE_URL", hide_env_values = true)]
     pub url: String,
 }
 
@@ -253,6 +265,21 @@ pub enum WritePathArg {
     LoadData,
     /// MariaDB's bulk binary protocol.
     Bulk,
+    /// PostgreSQL: binary COPY (every column's type must allow it).
+    CopyBinary,
+    /// PostgreSQL: text COPY.
+    CopyText,
+}
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// XML records (`--row`).
+    Xml,
+    /// CSV with a header row.
+    Csv,
+    /// One JSON object per line.
+    Jsonl,
 }
 
 /// `--bulk-client`.

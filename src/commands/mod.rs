@@ -2,5 +2,6 @@
 
 pub mod docs;
 pub mod doctor;
+mod ends;
 pub mod gen;
 pub mod import;

@@ -58,6 +58,7 @@ pub fn ringpipe(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ringpipe"))
         .args(args)
         .env_remove("RINGPIPE_MYSQL_URL")
+        .env_remove("RINGPIPE_URL")
         .output()
         .expect("ringpipe runs")
 }

@@ -3,7 +3,8 @@
 //! `kill -9` ([`resume`]), the reliability scenarios ([`reliability`]), no
 //! password in any output ([`secrets_cli`]) and the XML source against the
 //! server's own XML paths ([`server_differential`]), the XML mapping flags
-//! ([`xml_cli`]) and XML from real producers, mariadb-dump and PostgreSQL
+//! ([`xml_cli`]), CSV into PostgreSQL and JSON Lines into MariaDB
+//! ([`ends_cli`]) and XML from real producers, mariadb-dump and PostgreSQL
 //! ([`xml_producers`]), all against the real
 //! MariaDB (`RINGPIPE_TEST_MYSQL_URL`, default the local test server).
 //! Each test owns its tables.
@@ -12,6 +13,7 @@
 
 mod cli;
 mod common;
+mod ends_cli;
 mod messages;
 mod reliability;
 mod resume;
