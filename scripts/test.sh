@@ -4,7 +4,8 @@
 #   1. fmt      cargo fmt --all -- --check
 #   2. clippy   cargo clippy --workspace --all-targets --locked -- -D warnings
 #   3. db       scripts/dev-db.sh -> RINGPIPE_TEST_MYSQL_URL (starts a private MariaDB
-#               under target/dev-db/ if none answers; it is left running for reuse)
+#               under target/dev-db/ if none answers; it is left running for reuse), and
+#               scripts/dev-pg.sh -> RINGPIPE_TEST_PG_URL (likewise for PostgreSQL)
 #   4. test     cargo test --workspace --locked   (unit, integration, doc tests, examples),
 #               then a check that the tests left no table behind in the test database
 #   5. loom     loom model tests of ringpipe-ring (--cfg loom, own target dir target/loom)
@@ -67,6 +68,13 @@ get_db() {
     fi
     export RINGPIPE_TEST_MYSQL_URL="$url"
     printf 'RINGPIPE_TEST_MYSQL_URL=%s\n' "$url"
+    url=$(scripts/dev-pg.sh | tail -n 1) || return
+    if [[ $url != postgres://* ]]; then
+        printf 'dev-pg.sh printed no database URL (last line: %q)\n' "$url" >&2
+        return 1
+    fi
+    export RINGPIPE_TEST_PG_URL="$url"
+    printf 'RINGPIPE_TEST_PG_URL=%s\n' "$url"
 }
 
 # Step 5: loom models. A separate target dir keeps the different RUSTFLAGS from

@@ -129,19 +129,12 @@ fn a_mariadb_dump_without_hex_blob_is_refused_with_the_hint() {
 
 /// Runs `sql` with `psql` against the test PostgreSQL (trust auth, db `test`).
 fn psql(sql: &str) -> String {
+    // The test PostgreSQL (`RINGPIPE_TEST_PG_URL`, default the local one);
+    // psql takes the URL as its database name.
+    let url = std::env::var("RINGPIPE_TEST_PG_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
     let output = Command::new("psql")
-        .args([
-            "-h",
-            "127.0.0.1",
-            "-U",
-            "postgres",
-            "-d",
-            "test",
-            "-X",
-            "-A",
-            "-t",
-            "-q",
-        ])
+        .args(["-d", &url, "-X", "-A", "-t", "-q"])
         .args(["-v", "ON_ERROR_STOP=1", "-c", sql])
         .output()
         .expect("psql is installed");
