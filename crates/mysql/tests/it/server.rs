@@ -99,14 +99,15 @@ fn password_file_supplies_the_password() {
     let text = err.to_string();
     assert!(text.contains("1045") || text.contains("denied"), "{text}");
     assert!(!text.contains("wrong-password"));
-    let mut sink_ok = prepare(&config_ok()).unwrap().connect_sink(0).unwrap();
+    let (config, _table) = config_ok();
+    let mut sink_ok = prepare(&config).unwrap().connect_sink(0).unwrap();
     sink_ok.close().unwrap();
 }
 
-/// A valid config on a table that exists.
-fn config_ok() -> SinkConfig {
-    let _table = fresh_table("rp_mysql_pwd_ok");
-    config("rp_mysql_pwd_ok")
+/// A valid config on a table that exists while the guard lives.
+fn config_ok() -> (SinkConfig, TestTable) {
+    let table = fresh_table("rp_mysql_pwd_ok");
+    (config("rp_mysql_pwd_ok"), table)
 }
 
 /// How the server sees the sink's connection: `localhost` on the Unix
