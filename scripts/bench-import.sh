@@ -1,23 +1,41 @@
 #!/usr/bin/env bash
-# End-to-end import benchmark: the same generated catalogue loaded into the
-# same MariaDB by every contender, each from an empty table with the same
-# secondary indexes, each checked afterwards (row count and CHECKSUM TABLE).
+# End-to-end import benchmark, built to convince a sceptic: the same generated
+# catalogue loaded into the same MariaDB by ringpipe's default import and by
+# the server's own strongest bulk paths, each baseline over the same transport
+# as ringpipe, in rotated order, round after round, every table checked.
 #
-#   scripts/bench-import.sh                 # 1,000,000 products
-#   RINGPIPE_BENCH_ROWS=200000 scripts/bench-import.sh
+#   scripts/bench-import.sh                                  # 1,000,000 products, 5 rounds
+#   RINGPIPE_BENCH_ROWS=20000 RINGPIPE_BENCH_ROUNDS=2 scripts/bench-import.sh   # smoke run
 #
-# Contenders:
-#   ringpipe           every write path × shards 1, 2, 4 (the file read in one
-#                      region per shard, the default)
-#   LOAD DATA          LOCAL INFILE of a ready TSV (XML → TSV conversion timed apart)
-#   LOAD XML           LOCAL INFILE ... ROWS IDENTIFIED BY '<product>' on a slice
-#                      (it runs at hundreds of rows/s), extrapolated
-#   naive              one INSERT and one COMMIT per row (ringpipe --shards 1
-#                      --batch-rows 1 --write-path insert) on a slice, extrapolated
-# Results: target/bench-import/results.md (+ .csv, + chart SVG in docs/img/).
+# Contenders (the ready TSV is converted from the XML once, untimed):
+#   ringpipe                 the default import (`ringpipe import FILE --url … --table …`)
+#   LOAD DATA                one LOAD DATA LOCAL of the TSV
+#   LOAD DATA, bulk settings the same after SET unique_checks=0, foreign_key_checks=0
+#   LOAD DATA, keys after    into the table without its secondary indexes, then one
+#                            ALTER TABLE … ADD UNIQUE KEY …, ADD KEY …
+#   2 × LOAD DATA            the TSV's two halves loaded at once on two connections
+#   LOAD XML                 LOAD XML LOCAL … ROWS IDENTIFIED BY '<product>' (slice)
+#   naive INSERT             the mariadb client fed one autocommitted single-row
+#                            INSERT per record (slice)
+#   ringpipe --batch-rows 1  ringpipe --write-path insert --shards 1 --batch-rows 1 (slice)
+#   … (TCP)                  LOAD DATA and ringpipe again over TCP (prefer_socket=false)
+# ringpipe's wire client moves itself to the server's Unix socket when the
+# host is this machine; then every baseline's client uses that socket too
+# (`mariadb --socket=@@socket`), and the TCP pair is a second table. Slices
+# (RINGPIPE_BENCH_SLICE rows, default 20,000) are extrapolated per row.
 #
-#   RINGPIPE_BENCH_ROUNDS=5       head-to-head rounds (default 3)
-#   RINGPIPE_BENCH_H2H_ONLY=1     only the reference and the head-to-head rounds
+# Round k runs the contenders starting with contender k mod N. Every run
+# starts from an empty table with the same indexes and ends with the row
+# count and CHECKSUM TABLE against a reference load; a mismatch stops the
+# benchmark. Each run records wall time, the client's CPU (user + system of
+# the processes it waited for, getrusage) and the server's (utime + stime
+# from /proc/<mariadbd>/stat before and after).
+#
+#   RINGPIPE_BENCH_ROUNDS=5       rounds (default 5)
+#   RINGPIPE_BENCH_SLICE=20000    rows of the slow contenders' slice
+#   RINGPIPE_BENCH_ONLY='a|b'     only contenders whose name matches this ERE
+#   RINGPIPE_BENCH_URL=mysql://…  the server (default: scripts/dev-db.sh's)
+# Results: target/bench-import/runs.csv and results.md.
 set -euo pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
@@ -25,150 +43,143 @@ set -euo pipefail
 cd "$RINGPIPE_ROOT"
 
 rows="${RINGPIPE_BENCH_ROWS:-1000000}"
-slice_xml="${RINGPIPE_BENCH_XML_SLICE:-20000}"
-slice_naive="${RINGPIPE_BENCH_NAIVE_SLICE:-5000}"
-paths="${RINGPIPE_BENCH_PATHS:-load-data insert prepared bulk}"
-shard_counts="${RINGPIPE_BENCH_SHARDS:-1 2 4}"
+rounds="${RINGPIPE_BENCH_ROUNDS:-5}"
+slice="${RINGPIPE_BENCH_SLICE:-20000}"
+(( slice > rows )) && slice="$rows"
 work="target/bench-import"
 table="bench_products"
 columns="id,sku,name,description,price,quantity,category,currency,updated"
-mkdir -p "$work" docs/img
+mkdir -p "$work"
 
-url="$(scripts/dev-db.sh | tail -n 1)"
+url="${RINGPIPE_BENCH_URL:-$(scripts/dev-db.sh | tail -n 1)}"
 parse_mysql_url "$url"
+tcp_url="$url$([[ "$url" == *\?* ]] && echo '&' || echo '?')prefer_socket=false"
+sock="$(db_socket)"
+if [[ -n "$sock" ]]; then
+    transport="Unix socket ($sock)"
+    sql() { db_sql_socket "$sock" "$@"; }
+else
+    transport="TCP ($DB_HOST:$DB_PORT)"
+    sql() { db_sql "$@"; }
+fi
+log "transport of ringpipe and the baselines: $transport"
 
 log "building (release)"
 cargo build --release --locked -p ringpipe -p ringpipe-tools
 bin="target/release/ringpipe"
-to_tsv="target/release/xml_to_tsv"
 
 xml="$work/products-$rows.xml"
+tsv="$work/products-$rows.tsv"
 [[ -s "$xml" ]] || { log "generating $rows products"; "$bin" gen --rows "$rows" --out "$xml"; }
-for n in "$slice_xml" "$slice_naive"; do
-    [[ -s "$work/products-$n.xml" ]] || "$bin" gen --rows "$n" --out "$work/products-$n.xml"
-done
+[[ -s "$tsv" ]] || target/release/xml_to_tsv "$xml" product "$columns" "$tsv"
+[[ -s "$work/products-$slice.xml" ]] || "$bin" gen --rows "$slice" --out "$work/products-$slice.xml"
+head -n "$slice" "$tsv" > "$work/slice.tsv"
+split -n l/2 -d "$tsv" "$work/half-"
+# The naive loader's input: one INSERT per record, as a plain client would
+# send them (autocommit on). The TSV's escapes (\\ \t \n \r \0) are string
+# literal escapes too; \N is NULL.
+python3 - "$work/slice.tsv" "$table" "$columns" > "$work/naive.sql" <<'EOF'
+import sys
+path, table, columns = sys.argv[1:4]
+for line in open(path, encoding="utf-8"):
+    fields = line.rstrip("\n").split("\t")
+    values = ",".join("NULL" if f == "\\N" else "'" + f.replace("'", "\\'") + "'" for f in fields)
+    print(f"INSERT INTO `{table}` ({columns}) VALUES ({values});")
+EOF
+# The table without its secondary indexes, and the one ALTER that adds them.
+ddl="$("$bin" gen --ddl "$table")"
+bare_ddl="$(printf '%s\n' "$ddl" | grep -Ev '^ *(UNIQUE )?KEY ' | sed -E 'N;s/,\n\)/\n)/;P;D')"
+add_keys="ALTER TABLE \`$table\` $(printf '%s\n' "$ddl" | grep -E '^ *(UNIQUE )?KEY ' | sed -E 's/^ */ADD /; s/,$//' | paste -sd, -)"
 
-fresh_table() {
-    { echo "DROP TABLE IF EXISTS \`$table\`;"; "$bin" gen --ddl "$table"; } | db_sql
+fresh_table() { { echo "DROP TABLE IF EXISTS \`$table\`;"; printf '%s;\n' "${1:-$ddl}"; } | sql; }
+load_sql() { # FILE: LOAD DATA LOCAL of FILE into the table
+    printf "LOAD DATA LOCAL INFILE '%s' INTO TABLE \`%s\` CHARACTER SET utf8mb4 (%s)" "$1" "$table" "$columns"
 }
-checksum() { db_sql -e "CHECKSUM TABLE \`$table\`" | cut -f2; }
-count() { db_sql -e "SELECT COUNT(*) FROM \`$table\`"; }
+table_state() { sql -e "SELECT COUNT(*) FROM \`$table\`; CHECKSUM TABLE \`$table\`" | awk 'NR == 1 { c = $1 } NR == 2 { print c, $2 }'; }
 
-# now_ns: wall clock in nanoseconds.
-now_ns() { date +%s%N; }
-results="$work/results.csv"
-echo "contender,rows,seconds,rows_per_s,peak_rss_mib,count_ok,checksum_ok,note" > "$results"
-record() { echo "$*" >> "$results"; log "result: $*"; }
+trap 'sql -e "DROP TABLE IF EXISTS \`$table\`" || true' EXIT
+log "reference loads"
+fresh_table && sql -e "$(load_sql "$tsv")" && reference="$(table_state)"
+fresh_table && sql -e "$(load_sql "$work/slice.tsv")" && slice_reference="$(table_state)"
+[[ "$reference" == "$rows "* && "$slice_reference" == "$slice "* ]] || die "reference loads: $reference / $slice_reference"
 
-log "XML → TSV conversion"
-t0=$(now_ns)
-"$to_tsv" "$xml" product "$columns" "$work/products-$rows.tsv"
-t1=$(now_ns)
-conv_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
-record "xml-to-tsv conversion,$rows,$conv_s,$(awk -v r="$rows" -v s="$conv_s" 'BEGIN { printf "%.0f", r / s }'),,,,not a load"
-
-# Reference table: LOAD DATA of the TSV; its checksum is what everyone must match.
-fresh_table
-t0=$(now_ns)
-db_sql -e "LOAD DATA LOCAL INFILE '$work/products-$rows.tsv' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ($columns)"
-t1=$(now_ns)
-ld_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
-reference="$(checksum)"
-[[ "$(count)" == "$rows" ]] || die "LOAD DATA stored $(count) of $rows rows"
-record "LOAD DATA LOCAL (ready TSV),$rows,$ld_s,$(awk -v r="$rows" -v s="$ld_s" 'BEGIN { printf "%.0f", r / s }'),,yes,reference,"
-
-run_ringpipe() { # NAME FILE ROWS EXPECTED_CHECKSUM FLAGS...
-    local name="$1" file="$2" n="$3" expect="$4"; shift 4
-    fresh_table
-    local json
-    json="$("$bin" import "$file" --url "$url" --table "$table" --row product --json "$@")"
-    local fields
-    fields="$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("%.2f,%.0f,%.1f" % (r["seconds"], r["rows_per_second"], r["peak_rss_mib"]))' "$json")"
-    local c_ok=no k_ok=no
-    [[ "$(count)" == "$n" ]] && c_ok=yes
-    if [[ -z "$expect" ]]; then k_ok=n/a; elif [[ "$(checksum)" == "$expect" ]]; then k_ok=yes; fi
-    record "$name,$n,$fields,$c_ok,$k_ok,"
-}
-
-# RINGPIPE_BENCH_H2H_ONLY=1: only the reference and the head-to-head rounds.
-[[ "${RINGPIPE_BENCH_H2H_ONLY:-0}" == 1 ]] && paths=""
-for path in $paths; do
-    for shards in $shard_counts; do
-        run_ringpipe "ringpipe $path ×$shards" "$xml" "$rows" "$reference" --write-path "$path" --shards "$shards"
-    done
-done
-
-# Slices: their own reference is a ringpipe import of the same slice.
-[[ -n "$paths" ]] && run_ringpipe "naive (1 INSERT + COMMIT per row)" "$work/products-$slice_naive.xml" "$slice_naive" "" \
-    --write-path insert --shards 1 --batch-rows 1
-
-if [[ -n "$paths" ]]; then
-    fresh_table
-    t0=$(now_ns)
-    db_sql -e "LOAD XML LOCAL INFILE '$work/products-$slice_xml.xml' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ROWS IDENTIFIED BY '<product>'" || true
-    t1=$(now_ns)
-    lx_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
-    lx_rows="$(count)"
-    record "LOAD XML LOCAL (slice),$slice_xml,$lx_s,$(awk -v r="$slice_xml" -v s="$lx_s" 'BEGIN { printf "%.0f", r / s }'),,$([[ "$lx_rows" == "$slice_xml" ]] && echo yes || echo "no: $lx_rows rows"),n/a,documented LOAD XML differences"
+# name | transport | rows | command (a function below) | "lossy": a wrong
+# table is recorded (and shown) instead of stopping the benchmark. LOAD XML
+# drops records of this catalogue (CDATA sections, the xsi namespace):
+# measured all the same, its table is never counted as correct.
+contenders=(
+    "ringpipe|$transport|$rows|c_ringpipe"
+    "LOAD DATA|$transport|$rows|c_load_data"
+    "LOAD DATA, unique_checks=0 foreign_key_checks=0|$transport|$rows|c_load_data_bulk"
+    "LOAD DATA without secondary keys, then ALTER ADD KEY|$transport|$rows|c_load_data_keys_after"
+    "2 × LOAD DATA of the TSV's halves at once|$transport|$rows|c_load_data_halves"
+    "LOAD XML (slice)|$transport|$slice|c_load_xml|lossy"
+    "naive: 1 autocommitted INSERT per row, mariadb client (slice)|$transport|$slice|c_naive"
+    "ringpipe --write-path insert --shards 1 --batch-rows 1 (slice)|$transport|$slice|c_ringpipe_row"
+)
+if [[ -n "$sock" ]]; then
+    contenders+=("ringpipe|TCP|$rows|c_ringpipe_tcp" "LOAD DATA|TCP|$rows|c_load_data_tcp")
+fi
+if [[ -n "${RINGPIPE_BENCH_ONLY:-}" ]]; then
+    mapfile -t contenders < <(printf '%s\n' "${contenders[@]}" | grep -E "^ringpipe\||${RINGPIPE_BENCH_ONLY}")
 fi
 
-# Head to head: the reference, the default (bulk on ringpipe's wire client),
-# the same path through the mysql crate, and LOAD DATA streamed, interleaved
-# round by round (the same code swings widely between minutes on a shared VM),
-# each round starting with a different contender; the report takes the ratio
-# within each round and their median. Each run also records the client's and
-# the server's CPU seconds: on a small machine their sum over the cores is the
-# floor no pipeline can beat.
+c_ringpipe() { "$bin" import "$xml" --url "$url" --table "$table" --row product --quiet; }
+c_ringpipe_tcp() { "$bin" import "$xml" --url "$tcp_url" --table "$table" --row product --quiet; }
+c_ringpipe_row() {
+    "$bin" import "$work/products-$slice.xml" --url "$url" --table "$table" --row product --quiet \
+        --write-path insert --shards 1 --batch-rows 1
+}
+c_load_data() { sql -e "$(load_sql "$tsv")"; }
+c_load_data_tcp() { db_sql -e "$(load_sql "$tsv")"; }
+c_load_data_bulk() { sql -e "SET SESSION unique_checks = 0, foreign_key_checks = 0; $(load_sql "$tsv")"; }
+c_load_data_keys_after() { sql -e "$(load_sql "$tsv"); $add_keys"; }
+c_load_data_halves() {
+    sql -e "$(load_sql "$work/half-00")" & local a=$!
+    sql -e "$(load_sql "$work/half-01")" & local b=$!
+    wait "$a" && wait "$b"
+}
+c_load_xml() {
+    sql -e "LOAD XML LOCAL INFILE '$work/products-$slice.xml' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ROWS IDENTIFIED BY '<product>'"
+}
+c_naive() { sql --default-character-set=utf8mb4 < "$work/naive.sql"; }
+
 server_pid="$(db_server_pid)"
-server_cpu_ticks() { # utime + stime of the server process, or empty when it is not readable here
-    if [[ -n "$server_pid" && -r "/proc/$server_pid/stat" ]]; then
-        awk '{ print $14 + $15 }' "/proc/$server_pid/stat"
-    fi
+[[ -n "$(proc_cpu_ticks "$server_pid")" ]] || warn "the server's /proc entry is not readable here: no server CPU figures"
+hz="$(getconf CLK_TCK)"
+runs="$work/runs.csv"
+echo "round,contender,transport,rows,wall_s,client_cpu_s,server_cpu_s,check" > "$runs"
+run_one() { # ROUND ENTRY
+    local name transport n fn lossy
+    IFS='|' read -r name transport n fn lossy <<< "$2"
+    if [[ "$fn" == c_load_data_keys_after ]]; then fresh_table "$bare_ddl"; else fresh_table; fi
+    # Inputs read once untimed: every run starts with its file in the page cache.
+    cat "$xml" "$tsv" "$work/products-$slice.xml" "$work/naive.sql" > /dev/null
+    local before after times state expect="$reference"
+    (( n == rows )) || expect="$slice_reference"
+    before="$(proc_cpu_ticks "$server_pid")"
+    { TIMEFORMAT='%R %U %S'; time "$fn" > /dev/null 2> "$work/run.err"; } 2> "$work/run.time" || true
+    after="$(proc_cpu_ticks "$server_pid")"
+    times="$(tail -n 1 "$work/run.time")"
+    state="$(table_state)"
+    local check=ok
+    [[ "$state" == "$expect" ]] || check="WRONG: $state"
+    [[ "$check" == ok || "$lossy" == lossy ]] ||
+        die "round $1: $name ($transport) left count/checksum $state, expected $expect; it said: $(tail -n 3 "$work/run.err")"
+    awk -v r="$1" -v c="$name" -v t="$transport" -v n="$n" -v x="$times" -v b="$before" -v a="$after" -v hz="$hz" -v k="$check" 'BEGIN {
+        split(x, s, " "); server = (b == "" || a == "") ? "" : sprintf("%.2f", (a - b) / hz)
+        printf "%s,\"%s\",\"%s\",%s,%.3f,%.3f,%s,%s\n", r, c, t, n, s[1], s[2] + s[3], server, k }' >> "$runs"
+    log "round $1: $name ($transport): ${times%% *} s, table $check"
 }
-h2h_run() { # ROUND CONTENDER COMMAND...: one timed run, appended to $h2h
-    local round="$1" contender="$2"; shift 2
-    fresh_table
-    # Both inputs read once untimed, so that no contender pays for a page
-    # cache the kernel reclaimed between runs (it does here, under memory
-    # monitoring): every run starts with its file cached.
-    cat "$xml" "$work/products-$rows.tsv" > /dev/null
-    local before after times
-    before="$(server_cpu_ticks)"
-    times="$( { TIMEFORMAT='%R %U %S'; time "$@" > /dev/null; } 2>&1 | tail -n 1)"
-    after="$(server_cpu_ticks)"
-    [[ "$(count)" == "$rows" && "$(checksum)" == "$reference" ]] || die "round $round: $contender left a different table"
-    awk -v round="$round" -v c="$contender" -v rows="$rows" -v t="$times" -v b="$before" -v a="$after" -v hz="$(getconf CLK_TCK)" 'BEGIN {
-        split(t, x, " "); server = (b == "" || a == "") ? "" : sprintf("%.1f", (a - b) / hz)
-        printf "%s,%s,%.0f,%.2f,%.1f,%s\n", round, c, rows / x[1], x[1], x[2] + x[3], server }' >> "$h2h"
-}
-load_data_tsv() {
-    db_sql -e "LOAD DATA LOCAL INFILE '$work/products-$rows.tsv' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ($columns)"
-}
-ringpipe_path() { # WRITE_PATH [FLAGS...]
-    local path="$1"; shift
-    "$bin" import "$xml" --url "$url" --table "$table" --row product --write-path "$path" --shards 2 "$@"
-}
-rounds="${RINGPIPE_BENCH_ROUNDS:-3}"
-h2h="$work/head_to_head.csv"
-echo "round,contender,rows_per_s,wall_s,client_cpu_s,server_cpu_s" > "$h2h"
-contenders=("LOAD DATA LOCAL" "ringpipe bulk ×2" "ringpipe bulk ×2 via the mysql crate" "ringpipe load-data ×2")
 for round in $(seq 1 "$rounds"); do
     for k in "${!contenders[@]}"; do
-        contender="${contenders[$(( (round - 1 + k) % ${#contenders[@]} ))]}"
-        case "$contender" in
-            LOAD*) h2h_run "$round" "$contender" load_data_tsv ;;
-            *"mysql crate") h2h_run "$round" "$contender" ringpipe_path bulk --bulk-client driver ;;
-            *bulk*) h2h_run "$round" "$contender" ringpipe_path bulk ;;
-            *) h2h_run "$round" "$contender" ringpipe_path load-data ;;
-        esac
+        run_one "$round" "${contenders[$(( (round - 1 + k) % ${#contenders[@]} ))]}"
     done
-    log "head-to-head round $round done"
 done
+sql -e "DROP TABLE IF EXISTS \`$table\`"
 
-# Only a full run replaces the published chart.
-chart=docs/img/import-throughput.svg
-[[ -z "$paths" ]] && chart="$work/import-throughput.svg"
-python3 scripts/bench_report.py "$results" "$work/results.md" "$chart" \
-    "$(db_sql -e 'SELECT VERSION()')" \
-    "$(db_sql -e "SELECT CONCAT('innodb_flush_log_at_trx_commit=', @@innodb_flush_log_at_trx_commit, ', sync_binlog=', @@sync_binlog, ', log_bin=', @@log_bin, ', innodb_buffer_pool_size=', @@innodb_buffer_pool_size DIV 1048576, 'M, max_allowed_packet=', @@max_allowed_packet DIV 1048576, 'M')")"
+python3 scripts/bench_report.py "$runs" "$work/results.md" \
+    "$(sql -e 'SELECT VERSION()')" \
+    "$(sql -e "SELECT CONCAT('innodb_flush_log_at_trx_commit=', @@innodb_flush_log_at_trx_commit, ', sync_binlog=', @@sync_binlog, ', log_bin=', @@log_bin, ', innodb_buffer_pool_size=', @@innodb_buffer_pool_size DIV 1048576, 'M, max_allowed_packet=', @@max_allowed_packet DIV 1048576, 'M')")" \
+    "$rows"
 cat "$work/results.md"

@@ -1,143 +1,106 @@
 #!/usr/bin/env python3
-"""Turns scripts/bench-import.sh's CSV into a markdown table and an SVG chart.
+"""Turns scripts/bench-import.sh's runs into markdown tables.
 
-usage: bench_report.py RESULTS.csv OUT.md OUT.svg SERVER_VERSION SERVER_SETTINGS
-No third-party packages: the chart is plain SVG.
+usage: bench_report.py RUNS.csv OUT.md SERVER_VERSION SERVER_SETTINGS FULL_ROWS
+
+One table per transport. Each contender's time is scaled to FULL_ROWS (a
+slice is extrapolated per row); its ratio to ringpipe is taken within each
+round (same transport) and the median of those ratios is the figure to
+quote. CPU seconds are per 1M rows, medians of the rounds. No third-party
+packages.
 """
 import csv
 import datetime
-import html
 import os
-import platform
 import subprocess
 import sys
+from collections import defaultdict
 
 
-def cpu_model():
+def lscpu():
+    """(model name, CPU count) from lscpu."""
+    model, cpus = "unknown CPU", str(os.cpu_count() or "?")
     try:
         out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name:"):
-                return line.split(":", 1)[1].strip()
     except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
+        return model, cpus
+    for line in out.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "Model name":
+            model = value.strip()
+        elif key.strip() == "CPU(s)":
+            cpus = value.strip()
+    return model, cpus
 
 
-def head_to_head(rows):
-    """Per-round ratios of each ringpipe contender to LOAD DATA, their median,
-    and the CPU each run cost the client and the server."""
-    rounds = sorted({r["round"] for r in rows}, key=int)
-    by = {(r["round"], r["contender"]): r for r in rows}
-    contenders = list(dict.fromkeys(r["contender"] for r in rows))
-    cores = os.cpu_count() or 1
-
-    def median(values):
-        values = sorted(values)
-        return values[len(values) // 2]
-
-    def cpu(c, key):
-        values = [by[(r, c)][key] for r in rounds]
-        return f"{median(float(v) for v in values):.1f}" if all(values) else "n/a"
-
-    out = [
-        "",
-        f"Head to head, interleaved: {len(rounds)} rounds, each starting with a different "
-        "contender; ratio within each round. CPU: median client (user + system) and server "
-        "(`/proc/<mariadbd>/stat`) CPU seconds per run; their sum over the "
-        f"{cores} cores is the shortest wall time any overlap could reach.",
-        "",
-        "| contender | rows/s per round | × LOAD DATA per round | median ratio | client CPU-s | server CPU-s | CPU floor s |",
-        "|---|---|---|---:|---:|---:|---:|",
-    ]
-    ref = [float(by[(r, "LOAD DATA LOCAL")]["rows_per_s"]) for r in rounds]
-    for c in contenders:
-        mine = [float(by[(r, c)]["rows_per_s"]) for r in rounds]
-        client, server = cpu(c, "client_cpu_s"), cpu(c, "server_cpu_s")
-        floor = f"{(float(client) + float(server)) / cores:.1f}" if "n/a" not in (client, server) else "n/a"
-        rates = " / ".join(f"{v:,.0f}" for v in mine)
-        if c == "LOAD DATA LOCAL":
-            out.append(f"| {c} | {rates} | | | {client} | {server} | {floor} |")
-            continue
-        ratios = [m / l for m, l in zip(mine, ref)]
-        per_round = " / ".join(f"{x:.2f}" for x in ratios)
-        out.append(f"| {c} | {rates} | {per_round} | {median(ratios):.2f} | {client} | {server} | {floor} |")
-    return out
+def median(values):
+    values = sorted(values)
+    n = len(values)
+    if n == 0:
+        return None
+    return values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2
 
 
-def head_to_head_bars(rows):
-    """One bar per head-to-head contender: its median rows/s and the median
-    of its per-round ratios to LOAD DATA."""
-    rounds = sorted({r["round"] for r in rows}, key=int)
-    by = {(r["round"], r["contender"]): float(r["rows_per_s"]) for r in rows}
-    contenders = list(dict.fromkeys(r["contender"] for r in rows))
-
-    def median(values):
-        values = sorted(values)
-        return values[len(values) // 2]
-
-    bars = []
-    for c in contenders:
-        ratios = [by[(r, c)] / by[(r, "LOAD DATA LOCAL")] for r in rounds]
-        label = f"{c}, head to head ({len(rounds)} rounds)"
-        bars.append((label, median(by[(r, c)] for r in rounds), median(ratios)))
-    return bars
+def fmt(value, spec):
+    return "n/a" if value is None else format(value, spec)
 
 
 def main():
-    results, out_md, out_svg, version, settings = sys.argv[1:6]
-    rows = list(csv.DictReader(open(results)))
-    reference = next(r for r in rows if r["contender"].startswith("LOAD DATA"))
-    ref_rate = float(reference["rows_per_s"])
+    runs_csv, out_md, version, settings, full_rows = sys.argv[1:6]
+    full_rows = int(full_rows)
+    runs = list(csv.DictReader(open(runs_csv)))
+    rounds = sorted({int(r["round"]) for r in runs})
+    by_transport = defaultdict(list)
+    for r in runs:
+        by_transport[r["transport"]].append(r)
+
+    model, cpus = lscpu()
+    env = os.environ.get
     lines = [
         f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  ",
-        f"Machine: {os.cpu_count()} vCPU, {cpu_model()}  ",
+        f"Machine: {model}, {cpus} CPUs  ",
         f"Server: MariaDB {version}; {settings}  ",
-        f"Command: `RINGPIPE_BENCH_ROUNDS={os.environ.get('RINGPIPE_BENCH_ROUNDS', '3')} "
-        "scripts/bench-import.sh` "
-        f"(RINGPIPE_BENCH_ROWS={os.environ.get('RINGPIPE_BENCH_ROWS', '1000000')})",
+        f"Command: `RINGPIPE_BENCH_ROWS={full_rows} RINGPIPE_BENCH_ROUNDS={len(rounds)} "
+        f"RINGPIPE_BENCH_SLICE={env('RINGPIPE_BENCH_SLICE', '20000')} scripts/bench-import.sh`  ",
+        f"{len(rounds)} rounds, contender order rotated each round; every table checked by "
+        "row count and CHECKSUM TABLE against a reference load.",
         "",
-        "| contender | rows | seconds | rows/s | × LOAD DATA | peak RSS MiB | count | checksum | note |",
-        "|---|---:|---:|---:|---:|---:|---|---|---|",
+        "Time: seconds for the full input (slices extrapolated per row). × ringpipe: the "
+        "contender's time over ringpipe's in the same round and transport (> 1 is slower), "
+        "median over the rounds. CPU: client (user + system of its processes) and server "
+        "(/proc/<mariadbd>/stat) CPU seconds per 1M rows, medians.",
     ]
-    for r in rows:
-        rate = float(r["rows_per_s"] or 0)
-        ratio = f"{rate / ref_rate:.2f}" if rate and "conversion" not in r["contender"] else ""
-        lines.append(
-            f"| {r['contender']} | {r['rows']} | {r['seconds']} | {rate:,.0f} | {ratio} | "
-            f"{r['peak_rss_mib']} | {r['count_ok']} | {r['checksum_ok']} | {r['note']} |"
-        )
-    h2h = os.path.join(os.path.dirname(results), "head_to_head.csv")
-    if os.path.exists(h2h):
-        lines += head_to_head(list(csv.DictReader(open(h2h))))
+    for transport, rows in by_transport.items():
+        ring = {
+            r["round"]: float(r["wall_s"]) * full_rows / int(r["rows"])
+            for r in rows
+            if r["contender"] == "ringpipe"
+        }
+        lines += [
+            "",
+            f"Transport: {transport}",
+            "",
+            "| contender | rows run | time s (median) | × ringpipe (median) | × ringpipe per round "
+            "| client CPU-s / 1M | server CPU-s / 1M | table (count, CHECKSUM) |",
+            "|---|---:|---:|---:|---|---:|---:|---|",
+        ]
+        for name in dict.fromkeys(r["contender"] for r in rows):
+            mine = [r for r in rows if r["contender"] == name]
+            scale = lambda r: full_rows / int(r["rows"])  # noqa: E731
+            per_m = lambda r: 1e6 / int(r["rows"])  # noqa: E731
+            times = [float(r["wall_s"]) * scale(r) for r in mine]
+            ratios = [t / ring[r["round"]] for t, r in zip(times, mine) if r["round"] in ring]
+            client = median([float(r["client_cpu_s"]) * per_m(r) for r in mine])
+            servers = [float(r["server_cpu_s"]) * per_m(r) for r in mine if r["server_cpu_s"]]
+            server = median(servers) if len(servers) == len(mine) else None
+            wrong = [r["check"] for r in mine if r["check"] != "ok"]
+            check = f"{wrong[0]} (rows, checksum) in {len(wrong)} of {len(mine)} runs" if wrong else "ok"
+            lines.append(
+                f"| {name} | {mine[0]['rows']} | {fmt(median(times), '.2f')} "
+                f"| {fmt(median(ratios), '.2f')} | {' / '.join(f'{x:.2f}' for x in ratios)} "
+                f"| {fmt(client, '.2f')} | {fmt(server, '.2f')} | {check} |"
+            )
     open(out_md, "w").write("\n".join(lines) + "\n")
-
-    # (label, rows/s, ratio to LOAD DATA): the single runs, then the
-    # head-to-head medians, whose ratios are the ones taken within rounds.
-    bars = [
-        (r["contender"], float(r["rows_per_s"] or 0), float(r["rows_per_s"] or 0) / ref_rate)
-        for r in rows
-        if "conversion" not in r["contender"]
-    ]
-    if os.path.exists(h2h):
-        bars += head_to_head_bars(list(csv.DictReader(open(h2h))))
-    width, bar_h, left = 900, 22, 330
-    top = 40
-    height = top + bar_h * len(bars) + 40
-    peak = max(v for _, v, _ in bars) or 1
-    svg = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
-        f'<text x="10" y="22" font-size="15">Import throughput, rows/s ({html.escape(cpu_model())})</text>',
-    ]
-    for i, (name, value, ratio) in enumerate(bars):
-        y = top + i * bar_h
-        w = (width - left - 120) * value / peak
-        colour = "#c0392b" if "ringpipe" in name else "#7f8c8d"
-        svg.append(f'<text x="{left - 8}" y="{y + 15}" text-anchor="end">{html.escape(name)}</text>')
-        svg.append(f'<rect x="{left}" y="{y + 3}" width="{w:.1f}" height="{bar_h - 6}" fill="{colour}"/>')
-        svg.append(f'<text x="{left + w + 6:.1f}" y="{y + 15}">{value:,.0f} ({ratio:.2f}×)</text>')
-    svg.append("</svg>")
-    open(out_svg, "w").write("\n".join(svg) + "\n")
 
 
 if __name__ == "__main__":

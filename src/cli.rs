@@ -22,6 +22,8 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Write a deterministic product catalogue (for tests and benchmarks).
     Gen(GenArgs),
+    /// Measure batch sizes × shards × write paths on a sample; recommend flags.
+    Tune(Box<crate::commands::tune::TuneArgs>),
     /// Print a shell completion script: `ringpipe completions bash >
     /// /etc/bash_completion.d/ringpipe`.
     Completions {

@@ -31,6 +31,7 @@ fn main() -> ExitCode {
         Command::Import(args) => commands::import::run(*args),
         Command::Doctor(args) => commands::doctor::run(args),
         Command::Gen(args) => commands::gen::run(args),
+        Command::Tune(args) => commands::tune::run(*args),
         Command::Completions { shell } => commands::docs::completions(shell),
         Command::Man => commands::docs::man(),
     };

@@ -4,7 +4,7 @@
 #   . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 #
 # Provides: RINGPIPE_ROOT, log, warn, die, have, now_s, as_root, parse_mysql_url,
-# db_sql, db_server_pid.
+# db_sql, db_server_pid, db_socket, db_sql_socket, proc_cpu_ticks.
 
 # Absolute path of the repository root (this file lives in <root>/scripts/lib).
 RINGPIPE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
@@ -66,4 +66,30 @@ db_sql() {
 # (its /proc entry then gives its CPU time), else nothing.
 db_server_pid() {
     db_sql -e 'SELECT @@pid_file' | xargs cat 2>/dev/null || pgrep -xo mariadbd || true
+}
+
+# db_socket: the server's Unix socket when the URL's host is this machine and
+# the socket is reachable here (ringpipe's wire client then moves to it), else
+# nothing: the transport a fair baseline must use too.
+db_socket() {
+    local sock
+    case "$DB_HOST" in 127.*|localhost|::1) ;; *) return 0 ;; esac
+    sock="$(db_sql -e 'SELECT @@socket')"
+    [[ -S "$sock" ]] && printf '%s\n' "$sock"
+    return 0
+}
+
+# db_sql_socket SOCKET ARGS...: db_sql over the Unix socket SOCKET.
+db_sql_socket() {
+    local sock="$1"; shift
+    mariadb --no-defaults --local-infile=1 --socket="$sock" \
+        -u "$DB_USER" -N -B "$DB_NAME" "$@"
+}
+
+# proc_cpu_ticks PID: utime + stime of PID in clock ticks (getconf CLK_TCK),
+# or nothing when its /proc entry is not readable here.
+proc_cpu_ticks() {
+    [[ -n "$1" && -r "/proc/$1/stat" ]] || return 0
+    # The command name (field 2) may hold spaces: count from after its ')'.
+    sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
 }

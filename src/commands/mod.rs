@@ -5,3 +5,4 @@ pub mod doctor;
 mod ends;
 pub mod gen;
 pub mod import;
+pub mod tune;

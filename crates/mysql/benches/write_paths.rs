@@ -1,6 +1,10 @@
 //! Write-path benchmark: every `WritePath` on the same catalogue rows, with
-//! 1 and 2 connections, interleaved in one run; the bulk path both on the
-//! sink's own wire client (the default) and through the `mysql` crate.
+//! 1 and 2 connections; the bulk path both on the sink's own wire client
+//! (the default) and through the `mysql` crate. The configurations run in
+//! rounds, round `k` starting with configuration `k` (so that a slow minute
+//! of a shared machine does not always hit the same one); the summary gives
+//! each one's median rate and the median of its per-round ratios to
+//! 1-connection INSERT.
 //!
 //! ```text
 //! RINGPIPE_BENCH_ROWS=1000000 cargo bench -p ringpipe-mysql --bench write_paths
@@ -8,7 +12,7 @@
 //!
 //! Env: `RINGPIPE_TEST_MYSQL_URL` (default `mysql://root@127.0.0.1:3306/test`),
 //! `RINGPIPE_BENCH_ROWS` (default 100000), `RINGPIPE_BENCH_BATCH` (5000),
-//! `RINGPIPE_BENCH_ROUNDS` (1). Each run recreates the table, drives the
+//! `RINGPIPE_BENCH_ROUNDS` (3). Each run recreates the table, drives the
 //! sinks directly through `write`/`flush`, checks the row count and that
 //! every path leaves the same `CHECKSUM TABLE`.
 
@@ -36,32 +40,40 @@ fn main() {
         .unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".to_owned());
     let rows = env_num("RINGPIPE_BENCH_ROWS", 100_000);
     let batch = env_num("RINGPIPE_BENCH_BATCH", 5_000) as usize;
-    let rounds = env_num("RINGPIPE_BENCH_ROUNDS", 1);
-    println!("write_paths: {rows} rows, batches of {batch}, {rounds} round(s)");
-    let mut results: Vec<(&str, usize, f64)> = Vec::new();
+    let rounds = env_num("RINGPIPE_BENCH_ROUNDS", 3).max(1) as usize;
+    println!("write_paths: {rows} rows, batches of {batch}, {rounds} round(s), rotated");
+    let cells: Vec<(&str, WritePath, BulkClient, usize)> = [1, 2]
+        .into_iter()
+        .flat_map(|conns| CONTENDERS.map(|(name, path, client)| (name, path, client, conns)))
+        .collect();
+    // rates[cell]: one rate per round, in round order.
+    let mut rates = vec![Vec::with_capacity(rounds); cells.len()];
     let mut checksum = None;
-    for _ in 0..rounds {
-        for connections in [1, 2] {
-            for (name, path, client) in CONTENDERS {
-                let r = run(&url, (path, client), connections, rows, batch);
-                println!(
-                    "{name:>9} x{connections}: {:>9.0} rows/s  {:>6.2} s  rows/commit {:>6.0}  rows/statement {:>6.0}  statements {}",
-                    rows as f64 / r.elapsed.as_secs_f64(),
-                    r.elapsed.as_secs_f64(),
-                    r.server.rows_per_commit(),
-                    r.server.rows_per_statement(),
-                    r.server.write_statements(),
-                );
-                assert_eq!(
-                    *checksum.get_or_insert(r.checksum),
-                    r.checksum,
-                    "{name}: table differs"
-                );
-                results.push((name, connections, rows as f64 / r.elapsed.as_secs_f64()));
-            }
+    for round in 0..rounds {
+        for k in 0..cells.len() {
+            let cell = (round + k) % cells.len();
+            let (name, path, client, connections) = cells[cell];
+            let r = run(&url, (path, client), connections, rows, batch);
+            println!(
+                "round {round}: {name:>10} x{connections}: {:>9.0} rows/s  {:>6.2} s  rows/commit {:>6.0}  rows/statement {:>6.0}  statements {}",
+                rows as f64 / r.elapsed.as_secs_f64(),
+                r.elapsed.as_secs_f64(),
+                r.server.rows_per_commit(),
+                r.server.rows_per_statement(),
+                r.server.write_statements(),
+            );
+            assert_eq!(
+                *checksum.get_or_insert(r.checksum),
+                r.checksum,
+                "{name}: table differs"
+            );
+            rates[cell].push(rows as f64 / r.elapsed.as_secs_f64());
         }
     }
-    summarize(&results);
+    let mut conn = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap();
+    conn.query_drop(format!("DROP TABLE IF EXISTS {TABLE}"))
+        .unwrap();
+    summarize(&cells, &rates);
 }
 
 /// What one run measured.
@@ -160,25 +172,31 @@ fn fill(row: &mut Row, catalogue: &Catalogue, id: u64) {
     });
 }
 
-/// Prints each configuration's best rate and its ratio to 1-connection INSERT.
-fn summarize(results: &[(&str, usize, f64)]) {
-    let best = |name: &str, conns: usize| {
-        results
-            .iter()
-            .filter(|r| r.0 == name && r.1 == conns)
-            .map(|r| r.2)
-            .fold(0.0, f64::max)
-    };
-    let base = best("Insert", 1);
-    println!("\nsummary (best of rounds; ratio to Insert x1):");
-    for conns in [1, 2] {
-        for (name, _, _) in CONTENDERS {
-            let rate = best(name, conns);
-            println!(
-                "{name:>9} x{conns}: {rate:>9.0} rows/s  {:.2}x",
-                rate / base
-            );
-        }
+/// Prints each configuration's median rate and the median of its per-round
+/// ratios to 1-connection INSERT (the first cell) in the same round.
+fn summarize(cells: &[(&str, WritePath, BulkClient, usize)], rates: &[Vec<f64>]) {
+    let base = &rates[0];
+    println!("\nsummary ({} rounds; medians):", base.len());
+    for ((name, _, _, conns), mine) in cells.iter().zip(rates) {
+        let ratios: Vec<f64> = mine.iter().zip(base).map(|(m, b)| m / b).collect();
+        let per_round: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+        println!(
+            "{name:>10} x{conns}: {:>9.0} rows/s  {:.2}x Insert x1 (per round {})",
+            median(mine),
+            median(&ratios),
+            per_round.join(" / ")
+        );
+    }
+}
+
+/// The median (the mean of the middle two for an even count).
+fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
 }
 

@@ -1,0 +1,302 @@
+//! `ringpipe tune`: the throughput of a grid of batch sizes × shard counts
+//! × write paths, measured on the user's own server with a sample of the
+//! user's own input, and the flags that won.
+//!
+//! Every cell imports the same first `--sample` records into a scratch copy
+//! of the table's definition (`CREATE TABLE … LIKE`), emptied before each
+//! cell and dropped at the end, also when a cell fails. The cells run in a
+//! rotated order, round `k` starting with cell `k`, so that a slow minute
+//! of a shared machine does not always hit the same cell; each cell's
+//! figure is the median of its rounds.
+
+mod chart;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use ringpipe_mysql::{execute, table_columns, Ident, Mode, MysqlTarget, SinkConfig, WritePath};
+use ringpipe_pipeline::{Import, Row, Source, SourceProgress};
+use ringpipe_xml::{XmlConfig, XmlSource};
+
+use crate::cli::WritePathArg;
+use crate::error::CliError;
+use crate::hint;
+
+/// `ringpipe tune`.
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// The XML file whose first records are the sample.
+    pub file: PathBuf,
+    /// Server URL, `mysql://user[:password]@host[:port]/database`.
+    #[arg(long, env = "RINGPIPE_MYSQL_URL", hide_env_values = true)]
+    pub url: String,
+    /// The table whose definition the scratch copy takes (it is not written).
+    #[arg(long)]
+    pub table: String,
+    /// The record element.
+    #[arg(long, default_value = "row")]
+    pub row: String,
+    /// Records of the sample: the first N of the file.
+    #[arg(long, default_value_t = 200_000)]
+    pub sample: u64,
+    /// Times each cell runs (rotated order; the median counts).
+    #[arg(long, default_value_t = 2)]
+    pub rounds: usize,
+    /// Batch sizes to try, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "500,1000,2000,5000,10000"
+    )]
+    pub batch_rows: Vec<usize>,
+    /// Shard counts to try, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
+    pub shards: Vec<usize>,
+    /// Write paths to try, comma-separated.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "bulk,load-data,insert"
+    )]
+    pub write_path: Vec<WritePathArg>,
+    /// Where the chart goes (SVG: rows/s per batch size, one line per
+    /// shard count and write path).
+    #[arg(long, default_value = "ringpipe-tune.svg")]
+    pub chart: PathBuf,
+}
+
+/// One point of the grid and what it measured, one rate per round.
+#[derive(Debug, Clone)]
+pub(crate) struct Cell {
+    pub path: WritePathArg,
+    pub shards: usize,
+    pub batch_rows: usize,
+    pub rates: Vec<f64>,
+}
+
+impl Cell {
+    /// The median of the rounds' rows/s (the mean of the middle two for an
+    /// even count).
+    pub fn median(&self) -> f64 {
+        let mut r = self.rates.clone();
+        r.sort_by(f64::total_cmp);
+        match r.len() {
+            0 => 0.0,
+            n if n % 2 == 1 => r[n / 2],
+            n => (r[n / 2 - 1] + r[n / 2]) / 2.0,
+        }
+    }
+}
+
+/// Runs the sweep, prints the table and the recommendation, writes the chart.
+pub fn run(args: TuneArgs) -> Result<(), CliError> {
+    check(&args)?;
+    let columns = table_columns(&args.url, &args.table)
+        .map_err(|e| CliError::Described(hint::database(&e, &args.url, &args.table)))?;
+    let scratch = Scratch::create(&args.url, &args.table)?;
+    let mut cells = Vec::new();
+    for &path in &args.write_path {
+        for &shards in &args.shards {
+            for &batch_rows in &args.batch_rows {
+                let rates = Vec::with_capacity(args.rounds);
+                cells.push(Cell {
+                    path,
+                    shards,
+                    batch_rows,
+                    rates,
+                });
+            }
+        }
+    }
+    let mut expected = None;
+    let n = cells.len();
+    for round in 0..args.rounds {
+        for k in 0..n {
+            let cell = &mut cells[(round + k) % n];
+            let (rows, seconds) = measure(&args, &scratch, &columns, cell)?;
+            if *expected.get_or_insert(rows) != rows {
+                return Err(CliError::Usage(format!(
+                    "a cell wrote {rows} rows, another {}: the sample is not stable",
+                    expected.unwrap_or_default()
+                )));
+            }
+            cell.rates.push(rows as f64 / seconds.max(1e-9));
+        }
+        log::info!("round {} of {} done", round + 1, args.rounds);
+    }
+    scratch.drop_now()?;
+    let rows = expected.unwrap_or_default();
+    let mut out = std::io::stdout().lock();
+    write!(out, "{}", table(&cells, rows, args.rounds))?;
+    if let Some(best) = cells
+        .iter()
+        .max_by(|a, b| a.median().total_cmp(&b.median()))
+    {
+        writeln!(
+            out,
+            "recommended: --write-path {} --shards {} --batch-rows {} ({:.0} rows/s)",
+            path_name(best.path),
+            best.shards,
+            best.batch_rows,
+            best.median()
+        )?;
+    }
+    std::fs::write(&args.chart, chart::svg(&cells, &args.table, rows))?;
+    writeln!(out, "chart: {}", args.chart.display())?;
+    Ok(())
+}
+
+fn check(args: &TuneArgs) -> Result<(), CliError> {
+    super::import::check_url(&args.url)?;
+    let bad = |what: &str| Err(CliError::Usage(what.into()));
+    if args.sample == 0 || args.rounds == 0 {
+        return bad("--sample and --rounds must be at least 1");
+    }
+    if args.batch_rows.contains(&0) || args.batch_rows.is_empty() {
+        return bad("--batch-rows: one or more sizes, each at least 1");
+    }
+    if args.shards.is_empty() || args.shards.iter().any(|s| !(1..=64).contains(s)) {
+        return bad("--shards: one or more counts, each 1..=64");
+    }
+    if args.write_path.is_empty() {
+        return bad("--write-path: one or more paths");
+    }
+    Ok(())
+}
+
+/// One import of the sample into the emptied scratch table: rows, seconds.
+fn measure(
+    args: &TuneArgs,
+    scratch: &Scratch,
+    columns: &[String],
+    cell: &Cell,
+) -> Result<(u64, f64), CliError> {
+    execute(&args.url, &format!("TRUNCATE TABLE {}", scratch.name))?;
+    let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let config = SinkConfig::new(args.url.clone(), scratch.name.name(), &names)
+        .mode(Mode::Insert)
+        .write_path(match cell.path {
+            WritePathArg::Insert => WritePath::Insert,
+            WritePathArg::Prepared => WritePath::Prepared,
+            WritePathArg::LoadData => WritePath::LoadData,
+            WritePathArg::Bulk => WritePath::Bulk,
+        });
+    let xml = XmlConfig::new(args.row.clone(), columns.iter().cloned());
+    let source = Sample {
+        inner: XmlSource::open(&args.file, xml)?,
+        left: args.sample,
+    };
+    let start = Instant::now();
+    let summary = Import::new(MysqlTarget::new(config))
+        .shards(cell.shards)
+        .batch_rows(cell.batch_rows)
+        .run(vec![source])
+        .map_err(|f| {
+            CliError::import(&f, false, |e| {
+                hint::database(e, &args.url, scratch.name.name())
+            })
+        })?;
+    Ok((summary.rows_written, start.elapsed().as_secs_f64()))
+}
+
+/// The cells as a markdown table, grouped by write path and shard count.
+fn table(cells: &[Cell], rows: u64, rounds: usize) -> String {
+    let mut s = format!(
+        "{rows} rows per import, {rounds} rounds; rows/s, median of the rounds\n\n\
+         | write path | shards | batch rows | rows/s | per round |\n|---|---:|---:|---:|---|\n"
+    );
+    for c in cells {
+        let per_round: Vec<String> = c.rates.iter().map(|r| format!("{r:.0}")).collect();
+        s += &format!(
+            "| {} | {} | {} | {:.0} | {} |\n",
+            path_name(c.path),
+            c.shards,
+            c.batch_rows,
+            c.median(),
+            per_round.join(" / ")
+        );
+    }
+    s
+}
+
+/// The flag's spelling of a write path.
+pub(crate) fn path_name(path: WritePathArg) -> &'static str {
+    match path {
+        WritePathArg::Insert => "insert",
+        WritePathArg::Prepared => "prepared",
+        WritePathArg::LoadData => "load-data",
+        WritePathArg::Bulk => "bulk",
+    }
+}
+
+/// A source that ends after its first `left` records.
+struct Sample<S> {
+    inner: S,
+    left: u64,
+}
+
+impl<S: Source> Source for Sample<S> {
+    type Error = S::Error;
+
+    fn columns(&self) -> &[String] {
+        self.inner.columns()
+    }
+
+    fn next_row(&mut self, row: &mut Row) -> Result<bool, Self::Error> {
+        if self.left == 0 {
+            return Ok(false);
+        }
+        let more = self.inner.next_row(row)?;
+        self.left -= u64::from(more);
+        Ok(more)
+    }
+
+    fn records_before(&self) -> u64 {
+        self.inner.records_before()
+    }
+
+    fn progress(&self) -> SourceProgress {
+        self.inner.progress()
+    }
+}
+
+/// The scratch copy of the table's definition, dropped when this goes out
+/// of scope (a failed cell included).
+struct Scratch {
+    url: String,
+    name: Ident,
+    dropped: bool,
+}
+
+impl Scratch {
+    fn create(url: &str, table: &str) -> Result<Self, CliError> {
+        let like = Ident::new(table)?;
+        let name = Ident::new(&format!("ringpipe_tune_{}", std::process::id()))?;
+        execute(url, &format!("DROP TABLE IF EXISTS {name}"))?;
+        execute(url, &format!("CREATE TABLE {name} LIKE {like}"))?;
+        Ok(Scratch {
+            url: url.to_owned(),
+            name,
+            dropped: false,
+        })
+    }
+
+    fn drop_now(mut self) -> Result<(), CliError> {
+        self.dropped = true;
+        execute(&self.url, &format!("DROP TABLE IF EXISTS {}", self.name))?;
+        Ok(())
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !self.dropped {
+            if let Err(e) = execute(&self.url, &format!("DROP TABLE IF EXISTS {}", self.name)) {
+                log::warn!("could not drop the scratch table {}: {e}", self.name);
+            }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! `ringpipe tune` against the real MariaDB: a small grid on a sample, the
+//! table, the chart and the recommendation; the scratch table gone
+//! afterwards, also when a cell fails.
+
+#[allow(dead_code)] // each test binary uses a subset of the helpers
+mod common;
+
+use common::{catalogue, count, fresh_table, query_one, ringpipe, stderr, stdout, url};
+
+/// Drops the test's tables when the test ends, passed or not.
+struct Tables(&'static [&'static str]);
+
+impl Drop for Tables {
+    fn drop(&mut self) {
+        for table in self.0 {
+            let _ = ringpipe_mysql::execute(&url(), &format!("DROP TABLE IF EXISTS `{table}`"));
+        }
+    }
+}
+
+/// Scratch tables of `ringpipe tune` left in the test database.
+fn scratch_tables() -> u64 {
+    query_one(
+        "SELECT COUNT(*) FROM information_schema.TABLES \
+         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'ringpipe\\_tune\\_%'",
+    )
+}
+
+fn tune(file: &std::path::Path, table: &str, chart: &std::path::Path) -> std::process::Output {
+    let url = url();
+    ringpipe(&[
+        "tune",
+        file.to_str().unwrap(),
+        "--url",
+        &url,
+        "--table",
+        table,
+        "--row",
+        "product",
+        "--sample",
+        "1000",
+        "--rounds",
+        "2",
+        "--batch-rows",
+        "100,500",
+        "--shards",
+        "1,2",
+        "--write-path",
+        "bulk,insert",
+        "--chart",
+        chart.to_str().unwrap(),
+    ])
+}
+
+// One test, not two: both check that no scratch table is left, which a
+// concurrent tune in the same database would confuse.
+#[test]
+fn tune_measures_the_grid_on_a_sample_and_leaves_no_scratch_table() {
+    let _tables = Tables(&["tune_source", "tune_bad"]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = catalogue(dir.path(), 3_000);
+    fresh_table("tune_source");
+    let chart = dir.path().join("tune.svg");
+
+    let output = tune(&file, "tune_source", &chart);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("1000 rows per import, 2 rounds"), "{text}");
+    let cells = text
+        .lines()
+        .filter(|l| l.starts_with("| bulk") || l.starts_with("| insert"));
+    assert_eq!(
+        cells.count(),
+        8,
+        "2 paths × 2 shard counts × 2 sizes:\n{text}"
+    );
+    assert!(text.contains("recommended: --write-path "), "{text}");
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(svg.starts_with("<svg"), "{svg}");
+    assert_eq!(
+        svg.matches("<polyline").count(),
+        4,
+        "a line per path × shards"
+    );
+    assert_eq!(count("tune_source"), 0, "the table itself is never written");
+    assert_eq!(scratch_tables(), 0, "the scratch table is dropped");
+
+    // Every cell fails: a NOT NULL column the records never fill.
+    fresh_table("tune_bad");
+    ringpipe_mysql::execute(&url(), "ALTER TABLE tune_bad ADD COLUMN extra INT NOT NULL").unwrap();
+    let output = tune(&file, "tune_bad", &chart);
+    assert!(!output.status.success(), "{}", stdout(&output));
+    assert_eq!(scratch_tables(), 0, "dropped after a failure too");
+}
