@@ -176,14 +176,20 @@ fn measure(
 ) -> Result<(u64, f64), CliError> {
     execute(&args.url, &format!("TRUNCATE TABLE {}", scratch.name))?;
     let names: Vec<&str> = columns.iter().map(String::as_str).collect();
-    let config = SinkConfig::new(args.url.clone(), scratch.name.name(), &names)
-        .mode(Mode::Insert)
-        .write_path(match cell.path {
+    let path =
+        match cell.path {
             WritePathArg::Insert => WritePath::Insert,
             WritePathArg::Prepared => WritePath::Prepared,
             WritePathArg::LoadData => WritePath::LoadData,
             WritePathArg::Bulk => WritePath::Bulk,
-        });
+            WritePathArg::CopyBinary | WritePathArg::CopyText => return Err(CliError::Usage(
+                "tune measures the MySQL/MariaDB write paths (insert, prepared, load-data, bulk)"
+                    .into(),
+            )),
+        };
+    let config = SinkConfig::new(args.url.clone(), scratch.name.name(), &names)
+        .mode(Mode::Insert)
+        .write_path(path);
     let xml = XmlConfig::new(args.row.clone(), columns.iter().cloned());
     let source = Sample {
         inner: XmlSource::open(&args.file, xml)?,
@@ -229,6 +235,8 @@ pub(crate) fn path_name(path: WritePathArg) -> &'static str {
         WritePathArg::Prepared => "prepared",
         WritePathArg::LoadData => "load-data",
         WritePathArg::Bulk => "bulk",
+        WritePathArg::CopyBinary => "copy-binary",
+        WritePathArg::CopyText => "copy-text",
     }
 }
 

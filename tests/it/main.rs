@@ -19,5 +19,6 @@ mod reliability;
 mod resume;
 mod secrets_cli;
 mod server_differential;
+mod tune;
 mod xml_cli;
 mod xml_producers;

@@ -2,10 +2,7 @@
 //! table, the chart and the recommendation; the scratch table gone
 //! afterwards, also when a cell fails.
 
-#[allow(dead_code)] // each test binary uses a subset of the helpers
-mod common;
-
-use common::{catalogue, count, fresh_table, query_one, ringpipe, stderr, stdout, url};
+use crate::common::{catalogue, count, fresh_table, query_one, ringpipe, stderr, stdout, url};
 
 /// Drops the test's tables when the test ends, passed or not.
 struct Tables(&'static [&'static str]);
@@ -59,7 +56,7 @@ fn tune_measures_the_grid_on_a_sample_and_leaves_no_scratch_table() {
     let _tables = Tables(&["tune_source", "tune_bad"]);
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path(), 3_000);
-    fresh_table("tune_source");
+    let _table = fresh_table("tune_source");
     let chart = dir.path().join("tune.svg");
 
     let output = tune(&file, "tune_source", &chart);
@@ -86,7 +83,7 @@ fn tune_measures_the_grid_on_a_sample_and_leaves_no_scratch_table() {
     assert_eq!(scratch_tables(), 0, "the scratch table is dropped");
 
     // Every cell fails: a NOT NULL column the records never fill.
-    fresh_table("tune_bad");
+    let _table = fresh_table("tune_bad");
     ringpipe_mysql::execute(&url(), "ALTER TABLE tune_bad ADD COLUMN extra INT NOT NULL").unwrap();
     let output = tune(&file, "tune_bad", &chart);
     assert!(!output.status.success(), "{}", stdout(&output));
