@@ -4,3 +4,4 @@ pub mod docs;
 pub mod doctor;
 pub mod gen;
 pub mod import;
+pub mod status;
