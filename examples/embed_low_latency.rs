@@ -165,13 +165,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Polls the reply ring once; an error if it halted.
+/// Polls the reply ring once, yielding the core when nothing was ready (the
+/// pipeline's threads may need it); an error if the ring halted.
 fn poll(
     poller: &mut ringpipe_ring::EventPoller<Reply>,
     client: &mut Client,
 ) -> Result<(), Box<dyn std::error::Error>> {
     match poller.poll(client) {
         PollState::Halted => Err("the reply ring halted".into()),
+        PollState::Idle | PollState::Gating => {
+            std::thread::yield_now();
+            Ok(())
+        }
         _ => Ok(()),
     }
 }

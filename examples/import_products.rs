@@ -39,15 +39,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .checkpoints(fingerprint(&file)?, "example catalogue")
         .run(regions)?;
 
-    println!("created (if missing) and filled table `{table}`:");
     println!(
-        "{} rows read, {} written in {} commits, {:.2} s ({:.0} rows/s)",
-        summary.rows_read,
+        "imported {} products into table `{table}` (created if it was missing, emptied first) \
+         in {} commits, {:.2} s ({:.0} rows/s)",
         summary.rows_written,
         summary.commits,
         summary.elapsed.as_secs_f64(),
         summary.rows_written as f64 / summary.elapsed.as_secs_f64()
     );
+    println!("look at them: mariadb -e 'SELECT id, sku, name, price FROM `{table}` LIMIT 5' test");
+    println!("remove them:  mariadb -e 'DROP TABLE `{table}`' test");
     assert_eq!(summary.rows_written, rows);
     Ok(())
 }

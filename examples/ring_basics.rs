@@ -47,7 +47,12 @@ impl EventHandler<Order> for Shard {
     }
 
     fn on_shutdown(&mut self) {
-        println!("shard {} committed {} batches", self.ordinal, self.batches);
+        println!(
+            "  shard {}: {} batches committed (about {} orders each)",
+            self.ordinal,
+            self.batches,
+            1_000_000 / 3 / self.batches.max(1)
+        );
     }
 }
 
@@ -83,6 +88,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .start()?;
 
+    let started = std::time::Instant::now();
     for id in 0..ORDERS {
         producer.publish(|order| {
             order.id = id;
@@ -90,18 +96,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             order.note = Some(format!("order {id}"));
         })?;
     }
-    println!(
-        "ring: {:?}",
-        ring.processors()
-            .iter()
-            .map(|p| p.events)
-            .collect::<Vec<_>>()
-    );
+    println!("published {ORDERS} orders; events each processor has handled so far:");
+    for processor in ring.processors() {
+        println!("  {:<28} {:>9}", processor.name, processor.events);
+    }
+    println!("draining; each shard as it stops:");
     ring.shutdown()?;
+    let seconds = started.elapsed().as_secs_f64();
 
     let expected: u64 = (0..ORDERS).map(|id| id % 100).sum();
     assert_eq!(committed.load(Ordering::Relaxed), expected);
     assert_eq!(released.load(Ordering::Relaxed), ORDERS);
-    println!("{ORDERS} orders, total {expected}, all notes released");
+    println!(
+        "done: {ORDERS} orders in {seconds:.2} s ({:.1} M orders/s); the shards' sum {expected} is exact, every note was released",
+        ORDERS as f64 / seconds / 1e6
+    );
     Ok(())
 }

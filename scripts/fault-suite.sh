@@ -5,7 +5,7 @@
 #   scripts/fault-suite.sh --fast     only the automated tests
 #   scripts/fault-suite.sh --long     only the long part
 #
-# Fast part: cargo test --test reliability --test resume (bad input, bad values,
+# Fast part: cargo test --test it -- reliability:: resume:: (bad input, bad values,
 # KILL CONNECTION ×10, lock contention, statement limits, kill -9 + --resume).
 # Long part, against a PRIVATE MariaDB that this script stops and starts:
 #   A. kill -9 of the importer at 5 random points of a RINGPIPE_FAULT_ROWS-row
@@ -27,7 +27,7 @@ mkdir -p "$work"
 if [[ "${1:-}" != "--long" ]]; then
     log "fast part: automated fault tests"
     RINGPIPE_TEST_MYSQL_URL="${RINGPIPE_TEST_MYSQL_URL:-$(scripts/dev-db.sh | tail -n 1)}" \
-        cargo test --locked --test reliability --test resume
+        cargo test --locked --test it -- reliability:: resume::
 fi
 [[ "${1:-}" == "--fast" ]] && exit 0
 

@@ -5,7 +5,8 @@
 #   2. clippy   cargo clippy --workspace --all-targets --locked -- -D warnings
 #   3. db       scripts/dev-db.sh -> RINGPIPE_TEST_MYSQL_URL (starts a private MariaDB
 #               under target/dev-db/ if none answers; it is left running for reuse)
-#   4. test     cargo test --workspace --locked   (unit, integration, doc tests, examples)
+#   4. test     cargo test --workspace --locked   (unit, integration, doc tests, examples),
+#               then a check that the tests left no table behind in the test database
 #   5. loom     loom model tests of ringpipe-ring (--cfg loom, own target dir target/loom)
 #   (benches and examples are compiled and linted by step 2, clippy --all-targets;
 #    building them again in the release profile cost ~8 minutes for nothing)
@@ -82,6 +83,33 @@ loom_tests() {
 }
 LOOM_TARGET_DIR="${CARGO_TARGET_DIR:-target}/loom"
 
+# The tables of the test database, one per line.
+tables() {
+    parse_mysql_url "$RINGPIPE_TEST_MYSQL_URL"
+    db_sql -e "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY 1"
+}
+
+# Step 4: the tests, then what they left behind. Every test drops the tables
+# it made (a guard drops them on failure too); the checkpoint table the
+# imports create is their own bookkeeping, dropped here when it is new and
+# empty.
+tests_leave_nothing() {
+    local before after left
+    before=$(tables) || return
+    cargo test --workspace --locked || return
+    after=$(tables) || return
+    if ! grep -qx ringpipe_checkpoint <<<"$before" && grep -qx ringpipe_checkpoint <<<"$after" \
+        && [[ $(db_sql -e "SELECT COUNT(*) FROM ringpipe_checkpoint") == 0 ]]; then
+        db_sql -e "DROP TABLE ringpipe_checkpoint" || return
+        after=$(tables) || return
+    fi
+    left=$(comm -13 <(sort <<<"$before") <(sort <<<"$after"))
+    if [[ -n $left ]]; then
+        printf 'the tests left these tables in the test database:\n%s\n' "$left" >&2
+        return 1
+    fi
+}
+
 if [[ ${SKIP_LINT:-0} == 1 ]]; then
     skip fmt "SKIP_LINT=1"
     skip clippy "SKIP_LINT=1"
@@ -90,7 +118,7 @@ else
     step clippy cargo clippy --workspace --all-targets --locked -- -D warnings
 fi
 step db get_db
-step test cargo test --workspace --locked
+step test tests_leave_nothing
 step loom loom_tests
 
 joined=$(printf '%s, ' "${SUMMARY[@]}")

@@ -49,15 +49,27 @@ Examples:
 #[derive(Debug, Args)]
 #[command(after_long_help = IMPORT_EXAMPLES)]
 pub struct ImportArgs {
-    /// The XML file; `-` reads stdin; `.gz` files are decompressed.
+    /// The XML, CSV or JSON Lines file (by extension, or --format); `-`
+    /// reads stdin; `.gz` files are decompressed.
     #[arg(help_heading = "Input")]
     pub file: PathBuf,
-    /// Server URL, `mysql://user[:password]@host[:port]/database`; the
-    /// password may instead come from MYSQL_PWD or --password-file.
+    /// Input format (default: by the file's extension, else XML).
+    #[arg(help_heading = "Input", long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// CSV field delimiter (one ASCII character).
+    #[arg(help_heading = "Input", long, default_value_t = ',')]
+    pub delimiter: char,
+    /// CSV fields equal to this are NULL (default: none; empty is empty).
+    #[arg(help_heading = "Input", long)]
+    pub null_string: Option<String>,
+    /// Server URL, `mysql://user[:password]@host[:port]/database` or
+    /// `postgres://…` (the sink follows the scheme); the password may
+    /// instead come from MYSQL_PWD / PGPASSWORD or --password-file.
+    /// RINGPIPE_MYSQL_URL is read when RINGPIPE_URL is not set.
     #[arg(
         help_heading = "Target",
         long,
-        env = "RINGPIPE_MYSQL_URL",
+        env = "RINGPIPE_URL",
         hide_env_values = true
     )]
     pub url: String,
@@ -131,6 +143,29 @@ pub struct ImportArgs {
     /// Unknown fields in a record are an error instead of being ignored.
     #[arg(help_heading = "Mapping", long)]
     pub strict: bool,
+    /// Accept a well-formed file without any record element (an empty
+    /// export) instead of stopping with exit 3.
+    #[arg(long)]
+    pub allow_empty: bool,
+    /// What a column given two values in one record gets: `error` (the
+    /// default), `first`, `last` or `join`; `COLUMN=POLICY` for one column
+    /// (repeatable).
+    #[arg(long = "repeated", value_name = "[COLUMN=]POLICY")]
+    pub repeated: Vec<String>,
+    /// Fill a column from a field path, evaluated while streaming:
+    /// `--field name="tag[@k='name']/@v"` (repeatable). Forms: `child`,
+    /// `@attr`, `child/@attr`, `a/b/c`, `../@attr`, `[@attr='v']`,
+    /// `[not(@attr)]`, `text()` (docs/xml-mapping.md).
+    #[arg(long = "field", value_name = "COLUMN=PATH")]
+    pub fields: Vec<String>,
+    /// Decode a column's text into bytes: `--decode data=base64` (or
+    /// `hex`), for producers that do not mark binary fields with
+    /// `xsi:type` (repeatable).
+    #[arg(long = "decode", value_name = "COLUMN=hex|base64")]
+    pub decodes: Vec<String>,
+    /// The separator `--repeated join` puts between values.
+    #[arg(long, value_name = "SEP", default_value = "\\n")]
+    pub join_with: String,
     /// Finish an interrupted import: skip exactly the records its shards
     /// committed (read from the `ringpipe_checkpoint` table). The input,
     /// shard count, part count and mapping must be the same as before.
@@ -175,11 +210,23 @@ pub struct ImportArgs {
     pub net_timeout: Option<u64>,
 }
 
+impl ImportArgs {
+    /// `--join-with` as typed: `\n`, `\t` and `\\` stand for newline,
+    /// tab and backslash.
+    pub fn join_separator(&self) -> String {
+        self.join_with
+            .replace("\\\\", "\u{0}")
+            .replace("\\n", "\n")
+            .replace("\\t", "\t")
+            .replace('\u{0}', "\\")
+    }
+}
+
 /// `ringpipe doctor`.
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
-    /// Server URL.
-    #[arg(long, env = "RINGPIPE_MYSQL_URL", hide_env_values = true)]
+    /// Server URL (`mysql://…` or `postgres://…`).
+    #[arg(long, env = "RINGPIPE_URL", hide_env_values = true)]
     pub url: String,
 }
 
@@ -244,6 +291,21 @@ pub enum WritePathArg {
     LoadData,
     /// MariaDB's bulk binary protocol.
     Bulk,
+    /// PostgreSQL: binary COPY (every column's type must allow it).
+    CopyBinary,
+    /// PostgreSQL: text COPY.
+    CopyText,
+}
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// XML records (`--row`).
+    Xml,
+    /// CSV with a header row.
+    Csv,
+    /// One JSON object per line.
+    Jsonl,
 }
 
 /// `--bulk-client`.

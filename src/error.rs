@@ -2,6 +2,8 @@
 
 use ringpipe_mysql::MysqlError;
 use ringpipe_pipeline::{ImportError, ImportFailure, RunSummary};
+use ringpipe_postgres::PgError;
+use ringpipe_text::TextError;
 use ringpipe_xml::XmlError;
 
 /// Why `ringpipe` failed. Exit codes: 2 usage, 3 input, 4 database, 1 other.
@@ -13,12 +15,18 @@ pub enum CliError {
     /// The input cannot be read or is not valid XML.
     #[error("{0}")]
     Input(#[from] XmlError),
+    /// A CSV or JSON Lines input cannot be read or does not fit.
+    #[error("{0}")]
+    Text(#[from] TextError),
     /// The server cannot be reached or refuses the set-up.
     #[error("{0}")]
     Database(#[from] MysqlError),
     /// A database error, in the user's terms (see `hint`).
     #[error("{0}")]
     Described(String),
+    /// The PostgreSQL server cannot be reached or refuses the set-up.
+    #[error("{0}")]
+    Postgres(#[from] PgError),
     /// The import ran (or tried to) and stopped with an error. The rows
     /// committed are those before the fault and, when the file was read in
     /// regions, some of the later regions' rows too; the checkpoints record
@@ -60,16 +68,16 @@ impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::Usage(_) => 2,
-            CliError::Input(_) => 3,
-            CliError::Database(_) | CliError::Described(_) => 4,
+            CliError::Input(_) | CliError::Text(_) => 3,
+            CliError::Database(_) | CliError::Described(_) | CliError::Postgres(_) => 4,
             CliError::Import(failed) => failed.exit,
             CliError::Io(_) => 1,
         }
     }
 
     /// A failed import; `describe` puts the sink's error in the user's terms.
-    pub fn import<KE: std::fmt::Display>(
-        failure: &ImportFailure<XmlError, KE>,
+    pub fn import<SE: std::fmt::Display, KE: std::fmt::Display>(
+        failure: &ImportFailure<SE, KE>,
         dry_run: bool,
         describe: impl Fn(&KE) -> String,
     ) -> Self {

@@ -18,6 +18,13 @@ use crate::cli::{Cli, Command};
 use crate::error::CliError;
 
 fn main() -> ExitCode {
+    // RINGPIPE_MYSQL_URL: the older name of RINGPIPE_URL (set before any thread).
+    if let (None, Some(url)) = (
+        std::env::var_os("RINGPIPE_URL"),
+        std::env::var_os("RINGPIPE_MYSQL_URL"),
+    ) {
+        std::env::set_var("RINGPIPE_URL", url);
+    }
     let cli = Cli::parse();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let result = match cli.command {

@@ -50,6 +50,10 @@ pub struct ImportReport {
     pub server_rows_per_statement: f64,
     /// True for `--dry-run` (nothing written).
     pub dry_run: bool,
+    /// Mapped columns that no record gave a value (a misspelt field or
+    /// mapping imports NULLs without this).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unfilled_columns: Vec<String>,
     /// A dry run's first rows, column name to value (`null` for NULL,
     /// binary values as `0x…` hex).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -57,6 +61,12 @@ pub struct ImportReport {
 }
 
 impl ImportReport {
+    /// The report with `columns` named as never given a value.
+    pub fn unfilled(mut self, columns: Vec<String>) -> Self {
+        self.unfilled_columns = columns;
+        self
+    }
+
     /// Rows per second for `rows` over `elapsed`.
     pub fn rate(rows: u64, elapsed: Duration) -> f64 {
         rows as f64 / elapsed.as_secs_f64().max(1e-9)
@@ -79,6 +89,13 @@ impl fmt::Display for ImportReport {
                 self.rows_written
             )?,
             false => writeln!(f, "  rows written    {}", self.rows_written)?,
+        }
+        if !self.unfilled_columns.is_empty() {
+            writeln!(
+                f,
+                "  never filled    {} (no record had a field for them: check --row, --map, --field)",
+                self.unfilled_columns.join(", ")
+            )?;
         }
         if self.rows_skipped > 0 {
             writeln!(

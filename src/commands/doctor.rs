@@ -9,7 +9,10 @@ use crate::error::CliError;
 /// the command.
 pub fn run(args: DoctorArgs) -> Result<(), CliError> {
     super::import::check_url(&args.url)?;
-    let report = ringpipe_mysql::doctor(&args.url)?;
+    let report = match ringpipe_postgres::is_postgres_url(&args.url) {
+        true => ringpipe_postgres::doctor(&args.url)?.to_string(),
+        false => ringpipe_mysql::doctor(&args.url)?.to_string(),
+    };
     write!(std::io::stdout().lock(), "{report}")?;
     Ok(())
 }

@@ -1,19 +1,19 @@
-//! `ringpipe import`: arguments → XML source regions → [`Import`] into a
-//! MySQL target → report. The import itself (shards, checkpoints, resume,
+//! `ringpipe import`: arguments → XML, CSV or JSON Lines source regions →
+//! [`Import`] into a MySQL or PostgreSQL target → report. The import itself (shards, checkpoints, resume,
 //! retries) is the pipeline crate's.
 
 use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use ringpipe_mysql::{
-    table_columns, BulkClient, Mode, MysqlError, MysqlTarget, ServerStats, SinkConfig, WritePath,
-};
+use ringpipe_mysql::{BulkClient, Mode, MysqlError, MysqlTarget, ServerStats, SinkConfig};
 use ringpipe_pipeline::{fingerprint, Import, RunSummary, Source, Target};
+use ringpipe_postgres::{is_postgres_url, PgTarget};
 use ringpipe_ring::WaitStrategy;
-use ringpipe_xml::{XmlConfig, XmlSource};
+use ringpipe_xml::{ColumnUsage, XmlConfig, XmlSource};
 
-use crate::cli::{BulkClientArg, ImportArgs, ModeArg, WaitArg, WritePathArg};
+use super::ends;
+use crate::cli::{BulkClientArg, FormatArg, ImportArgs, ModeArg, WaitArg};
 use crate::error::CliError;
 use crate::hint;
 use crate::preview::Preview;
@@ -23,14 +23,25 @@ use crate::report::{peak_rss_mib, ImportReport};
 /// Runs an import and prints its report.
 pub fn run(args: ImportArgs) -> Result<(), CliError> {
     check_args(&args)?;
+    ends::check_args(&args)?;
     if let Some(file) = &args.password_file {
-        use_password_file(file)?;
+        use_password_file(file, ends::password_var(&args.url))?;
     }
     let columns = match args.columns.is_empty() {
-        true => table_columns(&args.url, &args.table)
-            .map_err(|e| CliError::Described(hint::database(&e, &args.url, &args.table)))?,
+        true => ends::table_columns(&args)?,
         false => args.columns.clone(),
     };
+    match ends::format(&args) {
+        FormatArg::Csv => {
+            let csv = ends::csv(&args, &columns)?;
+            return load(args, columns, vec![csv], None);
+        }
+        FormatArg::Jsonl => {
+            let jsonl = ends::jsonl(&args, &columns)?;
+            return load(args, columns, vec![jsonl], None);
+        }
+        FormatArg::Xml => {}
+    }
     let xml = xml_config(&args, &columns)?;
     // A part import opens the regions of every part (their records count
     // in the whole file) and runs its own.
@@ -49,6 +60,18 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
             args.file.display()
         );
     }
+    let usage = regions[0].column_usage();
+    load(args, columns, regions, Some(usage))
+}
+
+/// Imports `regions` into the URL's server (nowhere on a dry run) and
+/// prints the report; `usage` (XML) says which columns no record filled.
+fn load<S: Source>(
+    args: ImportArgs,
+    columns: Vec<String>,
+    regions: Vec<S>,
+    usage: Option<ColumnUsage>,
+) -> Result<(), CliError> {
     let region_count = regions.len();
     let progress = match args.quiet {
         true => ProgressLine::hidden(),
@@ -67,6 +90,16 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
             preview_table = Some(preview.table(&columns).to_string());
         }
         report
+    } else if is_postgres_url(&args.url) {
+        let target = PgTarget::new(ends::pg_config(&args, &columns));
+        let summary = import(&args, target.clone(), &columns)?
+            .run_with_progress(regions, |p| progress.update(p));
+        progress.finish();
+        let summary = summary.map_err(|f| CliError::import(&f, false, |e| e.to_string()))?;
+        let path = target
+            .binary()
+            .map_or("none", |b| if b { "copy-binary" } else { "copy-text" });
+        report(&args, region_count, path, &summary, 0, None)
     } else {
         let target = MysqlTarget::new(sink_config(&args, &columns));
         let before = ServerStats::read(&args.url).ok();
@@ -86,6 +119,7 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         (report.reconnects, report.timeouts) = prepared.map_or((0, 0), |p| p.recoveries());
         report
     };
+    let report = report.unfilled(usage.map_or_else(Vec::new, |u| u.unfilled()));
     if args.quiet {
         return Ok(());
     }
@@ -177,6 +211,13 @@ fn check_args(args: &ImportArgs) -> Result<(), CliError> {
 /// A part must not empty what the others load, and needs a file that
 /// every part reads.
 fn check_part(args: &ImportArgs, part: ringpipe_pipeline::Part) -> Result<(), CliError> {
+    if is_postgres_url(&args.url) {
+        // Its checkpoint table is keyed (target_table, shard): parts would
+        // overwrite each other's progress.
+        return Err(CliError::Usage(format!(
+            "--part {part}: not yet supported for PostgreSQL targets"
+        )));
+    }
     if matches!(args.mode, ModeArg::Truncate) {
         return Err(CliError::Usage(format!(
             "--part {part} with --mode truncate: a part must not empty what the others \
@@ -218,6 +259,9 @@ fn already_complete(args: &ImportArgs) -> Result<(), CliError> {
 /// Refuses a URL that is not `mysql://…` (or `mariadb://…`) with a
 /// database, showing the form expected (and never the password).
 pub fn check_url(url: &str) -> Result<(), CliError> {
+    if is_postgres_url(url) {
+        return Ok(());
+    }
     let rest = ["mysql://", "mariadb://"]
         .iter()
         .find_map(|scheme| url.strip_prefix(scheme));
@@ -235,21 +279,34 @@ pub fn check_url(url: &str) -> Result<(), CliError> {
     )))
 }
 
-/// The password file works like `MYSQL_PWD`: set it before any thread
-/// starts, so every connection of the import (schema, sinks, counters) uses it.
-fn use_password_file(path: &Path) -> Result<(), CliError> {
+/// The password file works like `MYSQL_PWD` (`PGPASSWORD`): set `var`
+/// before any thread starts, so every connection of the import uses it.
+fn use_password_file(path: &Path, var: &str) -> Result<(), CliError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         CliError::Usage(format!(
             "cannot read --password-file {}: {e}",
             path.display()
         ))
     })?;
-    std::env::set_var("MYSQL_PWD", text.lines().next().unwrap_or_default());
+    std::env::set_var(var, text.lines().next().unwrap_or_default());
     Ok(())
 }
 
 fn xml_config(args: &ImportArgs, columns: &[String]) -> Result<XmlConfig, CliError> {
-    let mut config = XmlConfig::new(args.row.clone(), columns.iter().cloned()).strict(args.strict);
+    let mut config = XmlConfig::new(args.row.clone(), columns.iter().cloned())
+        .strict(args.strict)
+        .allow_empty(args.allow_empty)
+        .join_with(args.join_separator());
+    for repeated in &args.repeated {
+        let usage = |m: String| CliError::Usage(format!("--repeated {repeated}: {m}"));
+        config = match repeated.split_once('=') {
+            None => config.repeated(repeated.parse().map_err(usage)?),
+            Some((column, _)) if !columns.iter().any(|c| c == column) => {
+                return Err(usage(format!("{column:?} is not a column")))
+            }
+            Some((column, policy)) => config.repeated_for(column, policy.parse().map_err(usage)?),
+        };
+    }
     for map in &args.maps {
         let Some((field, column)) = map.split_once('=') else {
             return Err(CliError::Usage(format!(
@@ -264,6 +321,30 @@ fn xml_config(args: &ImportArgs, columns: &[String]) -> Result<XmlConfig, CliErr
         }
         config = config.rename(field, column);
     }
+    for field in &args.fields {
+        let usage = |m: &str| CliError::Usage(format!("--field {field}: {m}"));
+        let Some((column, path)) = field.split_once('=') else {
+            return Err(usage("expected COLUMN=PATH"));
+        };
+        if args
+            .maps
+            .iter()
+            .any(|m| m.split_once('=').is_some_and(|(_, c)| c == column))
+        {
+            return Err(usage(&format!(
+                "column {column:?} is also the target of a --map"
+            )));
+        }
+        config = config.field(column, path);
+    }
+    for decode in &args.decodes {
+        let usage = |m: String| CliError::Usage(format!("--decode {decode}: {m}"));
+        let (column, how) = decode
+            .split_once('=')
+            .ok_or_else(|| usage("expected COLUMN=hex|base64".into()))?;
+        config = config.decode(column, how.parse().map_err(usage)?);
+    }
+    config.validate().map_err(CliError::Usage)?;
     Ok(config)
 }
 
@@ -279,13 +360,8 @@ fn sink_config(args: &ImportArgs, columns: &[String]) -> SinkConfig {
     let mut config = SinkConfig::new(args.url.clone(), args.table.clone(), &names)
         .mode(mode)
         .max_bad(args.max_bad);
-    if let Some(path) = args.write_path {
-        config = config.write_path(match path {
-            WritePathArg::Insert => WritePath::Insert,
-            WritePathArg::Prepared => WritePath::Prepared,
-            WritePathArg::LoadData => WritePath::LoadData,
-            WritePathArg::Bulk => WritePath::Bulk,
-        });
+    if let Some(path) = args.write_path.and_then(ends::mysql_write_path) {
+        config = config.write_path(path);
     }
     config = config.bulk_client(match args.bulk_client {
         BulkClientArg::Wire => BulkClient::Wire,
@@ -323,10 +399,11 @@ fn mapping(args: &ImportArgs, columns: &[String]) -> String {
         ModeArg::Replace => "replace",
     };
     format!(
-        "row={};columns={};map={};mode={mode}",
+        "row={};columns={};map={};mode={mode}{}",
         args.row,
         columns.join(","),
-        args.maps.join(",")
+        args.maps.join(","),
+        ends::mapping(args)
     )
 }
 
@@ -369,6 +446,7 @@ fn report(
         server_rows_per_commit: server.rows_per_commit(),
         server_rows_per_statement: server.rows_per_statement(),
         dry_run: args.dry_run,
+        unfilled_columns: Vec::new(),
         preview: None,
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod docs;
 pub mod doctor;
+mod ends;
 pub mod gen;
 pub mod import;
 pub mod status;

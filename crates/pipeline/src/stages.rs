@@ -198,7 +198,8 @@ impl<K: Sink> EventHandler<RowEvent> for SinkStage<K> {
     }
 
     fn on_shutdown(&mut self) {
-        // Relaxed: set before the ring halts, which joins through the barrier.
+        // Relaxed: a hint. A sink that misses a failure and closes anyway
+        // only finds that nothing is left to close.
         if self.state.failed.load(Ordering::Relaxed) {
             return;
         }

@@ -5,12 +5,13 @@ use std::sync::Arc;
 use crossbeam_utils::CachePadded;
 
 use crate::barrier::SequenceBarrier;
+use crate::delivery::ProcessorParts;
 use crate::exception::{ExceptionHandler, HaltOnFailure};
 use crate::handle::RingHandle;
 use crate::handler::{Dispatch, EventHandler, EventHandlerMut, Exclusive, Shared};
 use crate::metrics::{ProcessorEntry, ProcessorStats};
 use crate::poller::EventPoller;
-use crate::processor::{BatchProcessor, ProcessorParts};
+use crate::processor::BatchProcessor;
 use crate::producer::{MultiProducer, Producer};
 use crate::rewind::RewindStrategy;
 use crate::ring_buffer::RingBuffer;
@@ -198,7 +199,12 @@ impl<E: Send + Sync + 'static> RingBuilder<E> {
         self
     }
 
-    /// Prefix of processor thread names (default `ringpipe`).
+    /// Prefix of processor names (default `ringpipe`). The processor added
+    /// as group `g` of stage `s` (both counted from 0, in the order of the
+    /// builder calls) is named `{prefix}-s{s}h{g}`, with `.{i}` appended for
+    /// instance `i` of a sharded group; its thread, its
+    /// [`ProcessorSnapshot`](crate::ProcessorSnapshot) and its
+    /// [`Failure`](crate::Failure)s carry that name.
     pub fn thread_name(mut self, prefix: impl Into<String>) -> Self {
         self.thread_prefix = prefix.into();
         self

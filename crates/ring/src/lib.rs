@@ -122,6 +122,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod barrier;
+mod delivery;
 mod exception;
 mod graph;
 mod handle;
@@ -132,6 +133,7 @@ mod metrics;
 mod poller;
 mod processor;
 mod producer;
+mod producer_stats;
 mod rewind;
 mod ring_buffer;
 mod sequence;

@@ -30,11 +30,12 @@ use loom::sync::atomic::{AtomicU64, AtomicUsize};
 use loom::thread;
 
 use crate::barrier::SequenceBarrier;
+use crate::delivery::ProcessorParts;
 use crate::exception::HaltOnFailure;
 use crate::handler::{EventHandler, EventHandlerMut, Exclusive, HandlerError, Shared};
 use crate::metrics::ProcessorStats;
 use crate::poller::{EventPoller, PollState};
-use crate::processor::{BatchProcessor, ProcessorParts};
+use crate::processor::BatchProcessor;
 use crate::producer::{MultiProducer, Producer};
 use crate::rewind::RewindStrategy;
 use crate::ring_buffer::RingBuffer;

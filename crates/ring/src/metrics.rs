@@ -79,31 +79,6 @@ fn bucket(events: usize) -> usize {
     (usize::BITS - 1 - events.max(1).leading_zeros()).min(BATCH_SIZE_BUCKETS as u32 - 1) as usize
 }
 
-/// Time the producers spent waiting for capacity, kept by the ring on a
-/// cache line of its own (the ring's hot read-mostly fields stay clean).
-///
-/// Written only on the producers' out-of-line wait for room (never on the
-/// publish fast path), with a relaxed `fetch_add`: several producers may
-/// wait at once, and readers want a recent total, not an ordering.
-#[derive(Debug, Default)]
-pub(crate) struct ProducerStats(CachePadded<ProducerCounters>);
-
-#[derive(Debug, Default)]
-struct ProducerCounters {
-    waits: AtomicU64,
-    wait_nanos: AtomicU64,
-}
-
-impl ProducerStats {
-    /// A producer waited `waited` for room.
-    pub(crate) fn record_wait(&self, waited: Duration) {
-        // Relaxed: see the type.
-        self.0.waits.fetch_add(1, Ordering::Relaxed);
-        let nanos = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
-        self.0.wait_nanos.fetch_add(nanos, Ordering::Relaxed);
-    }
-}
-
 /// How many batches fell in each power-of-two size range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct BatchSizes {
@@ -238,10 +213,7 @@ impl<E> RingMonitor<E> {
 
     /// The cursor, the producers' waits for capacity and every processor.
     pub fn metrics(&self) -> RingMetrics {
-        let producers = self.ring.producer_stats();
-        // Relaxed: as in `processors`.
-        let waits = producers.0.waits.load(Ordering::Relaxed);
-        let nanos = producers.0.wait_nanos.load(Ordering::Relaxed);
+        let (waits, nanos) = self.ring.producer_stats().read();
         RingMetrics {
             cursor: self.ring.cursor(),
             producer_waits: waits,

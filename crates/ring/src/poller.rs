@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use crate::barrier::Readiness;
+use crate::delivery::{AfterFailure, ProcessorParts};
 use crate::handler::{BatchInfo, EventHandler, Shared};
-use crate::processor::{AfterFailure, ProcessorParts};
 
 /// What one [`EventPoller::poll`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
 use crate::exception::{ExceptionHandler, Failure};
-use crate::metrics::ProducerStats;
+use crate::producer_stats::ProducerStats;
 use crate::sequence::{minimum, Sequence, INITIAL_SEQUENCE};
 use crate::sync::{AtomicBool, AtomicI32, AtomicI64, Ordering, UnsafeCell};
 use crate::wait::{WaitStrategy, Waiter};

@@ -1,5 +1,13 @@
 //! What to read: the record element, the output columns, and the limits.
 
+use crate::binary::Decode;
+use crate::path::Path;
+use crate::qname::NameTest;
+
+/// Slack over [`Limits::max_value_bytes`] for the markup around a value
+/// (CDATA brackets, a tag's name) before a token is refused.
+pub(crate) const TOKEN_SLACK: usize = 64 * 1024;
+
 /// Bounds that keep a hostile or broken input from exhausting memory.
 ///
 /// Each is checked while streaming; crossing one stops the source with
@@ -27,6 +35,40 @@ impl Default for Limits {
     }
 }
 
+/// What to do when one record gives a column a value more than once (the
+/// same field twice, or two fields that map to one column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Repeated {
+    /// Stop with [`XmlError::RepeatedField`](crate::XmlError::RepeatedField),
+    /// naming the record, the field and where it occurs the second time.
+    #[default]
+    Error,
+    /// Keep the first value, skip the later ones.
+    First,
+    /// Keep the last value.
+    Last,
+    /// Join the values with [`XmlConfig::join_with`]'s separator.
+    Join,
+}
+
+impl std::str::FromStr for Repeated {
+    type Err = String;
+
+    /// `error`, `first`, `last` or `join`.
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "error" => Ok(Repeated::Error),
+            "first" => Ok(Repeated::First),
+            "last" => Ok(Repeated::Last),
+            "join" => Ok(Repeated::Join),
+            _ => Err(format!(
+                "unknown policy {text:?} for repeated fields (error, first, last or join)"
+            )),
+        }
+    }
+}
+
 /// How to turn an XML document into rows.
 ///
 /// # Examples
@@ -50,6 +92,15 @@ pub struct XmlConfig {
     renames: Vec<(String, String)>,
     strict: bool,
     keep_line_ends: bool,
+    allow_empty: bool,
+    repeated: Repeated,
+    /// `(column, policy)` overriding `repeated` for one column.
+    repeated_columns: Vec<(String, Repeated)>,
+    join_with: String,
+    /// `(column, path)` from [`XmlConfig::field`].
+    paths: Vec<(String, String)>,
+    /// `(column, decoding)` from [`XmlConfig::decode`].
+    decodes: Vec<(String, Decode)>,
     limits: Limits,
 }
 
@@ -57,8 +108,10 @@ impl XmlConfig {
     /// Records are `row_tag` elements; rows have `columns`, in this order.
     ///
     /// `row_tag` may be written as in LOAD XML's `ROWS IDENTIFIED BY
-    /// '<product>'`: surrounding angle brackets are dropped. Names are
-    /// matched exactly as written in the document, prefix included.
+    /// '<product>'`: surrounding angle brackets are dropped. Names match
+    /// by local name in any namespace; `prefix:name` matches the namespace
+    /// the document binds `prefix` to, `{uri}name` exactly that namespace
+    /// (the same holds for field names).
     pub fn new<I, S>(row_tag: impl Into<String>, columns: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -72,6 +125,12 @@ impl XmlConfig {
             renames: Vec::new(),
             strict: false,
             keep_line_ends: false,
+            allow_empty: false,
+            repeated: Repeated::Error,
+            repeated_columns: Vec::new(),
+            join_with: "\n".into(),
+            paths: Vec::new(),
+            decodes: Vec::new(),
             limits: Limits::default(),
         }
     }
@@ -83,6 +142,39 @@ impl XmlConfig {
         self.renames.retain(|(f, _)| *f != field);
         self.renames.push((field, column.into()));
         self
+    }
+
+    /// Fills `column` with what the field path `path` selects (see the
+    /// grammar in `docs/xml-mapping.md`): `child`, `@attr`, `child/@attr`,
+    /// `a/b/c`, `../@attr`, predicates `[@attr='v']` and `[not(@attr)]`,
+    /// `text()`. The column then takes nothing by its own name.
+    pub fn field(mut self, column: impl Into<String>, path: impl Into<String>) -> Self {
+        let column = column.into();
+        self.paths.retain(|(c, _)| *c != column);
+        self.paths.push((column, path.into()));
+        self
+    }
+
+    /// Decodes `column`'s text (hex or base64) into the bytes it encodes,
+    /// for producers that do not mark binary fields with `xsi:type`
+    /// (a field with `xsi:type="xs:hexBinary"` or `"xs:base64Binary"` is
+    /// decoded without this).
+    pub fn decode(mut self, column: impl Into<String>, decode: Decode) -> Self {
+        let column = column.into();
+        self.decodes.retain(|(c, _)| *c != column);
+        self.decodes.push((column, decode));
+        self
+    }
+
+    /// How each column's text is decoded, in column order.
+    pub(crate) fn column_decodes(&self) -> Vec<Option<Decode>> {
+        let decode = |column: &String| {
+            self.decodes
+                .iter()
+                .find(|(c, _)| c == column)
+                .map(|(_, d)| *d)
+        };
+        self.columns.iter().map(decode).collect()
     }
 
     /// With `true`, a field that maps to no column stops the source with
@@ -108,6 +200,57 @@ impl XmlConfig {
     /// Whether carriage returns in text are kept ([`XmlConfig::keep_line_ends`]).
     pub fn keeps_line_ends(&self) -> bool {
         self.keep_line_ends
+    }
+
+    /// With `true`, a well-formed document without any record element
+    /// (an empty export) gives no rows; by default that is
+    /// [`XmlError::NoRecords`](crate::XmlError::NoRecords), since a
+    /// wrong record name would otherwise import nothing and succeed.
+    pub fn allow_empty(mut self, allow: bool) -> Self {
+        self.allow_empty = allow;
+        self
+    }
+
+    /// Whether a document without records is accepted.
+    pub fn allows_empty(&self) -> bool {
+        self.allow_empty
+    }
+
+    /// What a column given a value twice in one record gets (default
+    /// [`Repeated::Error`]).
+    pub fn repeated(mut self, policy: Repeated) -> Self {
+        self.repeated = policy;
+        self
+    }
+
+    /// [`XmlConfig::repeated`] for one column only.
+    pub fn repeated_for(mut self, column: impl Into<String>, policy: Repeated) -> Self {
+        let column = column.into();
+        self.repeated_columns.retain(|(c, _)| *c != column);
+        self.repeated_columns.push((column, policy));
+        self
+    }
+
+    /// The separator [`Repeated::Join`] puts between values (default `\n`).
+    pub fn join_with(mut self, separator: impl Into<String>) -> Self {
+        self.join_with = separator.into();
+        self
+    }
+
+    /// The separator of [`Repeated::Join`].
+    pub fn join_separator(&self) -> &str {
+        &self.join_with
+    }
+
+    /// The policy for repeated values of each column, in column order.
+    pub fn repeated_policies(&self) -> Vec<Repeated> {
+        let policy = |column: &String| {
+            self.repeated_columns
+                .iter()
+                .find(|(c, _)| c == column)
+                .map_or(self.repeated, |(_, p)| *p)
+        };
+        self.columns.iter().map(policy).collect()
     }
 
     /// Sets [`Limits::max_depth`].
@@ -164,8 +307,13 @@ impl XmlConfig {
         self.columns.iter().any(|c| c == column).then_some(column)
     }
 
-    /// Checks that the configuration can work; returns what is wrong.
-    pub(crate) fn validate(&self) -> Result<(), String> {
+    /// Checks that the configuration can work (names, paths, columns);
+    /// returns what is wrong. Opening a source does the same check.
+    ///
+    /// # Errors
+    ///
+    /// What is wrong, in one line.
+    pub fn validate(&self) -> Result<(), String> {
         if self.row_tag.is_empty() {
             return Err("the record element name is empty".into());
         }
@@ -176,6 +324,35 @@ impl XmlConfig {
             if self.columns[..i].contains(column) {
                 return Err(format!("column `{column}` is listed twice"));
             }
+        }
+        NameTest::parse(&self.row_tag).map_err(|m| format!("the record element {m}"))?;
+        for (field, _) in &self.renames {
+            NameTest::parse(field).map_err(|m| format!("field {m}"))?;
+        }
+        if let Some((column, _)) = self.decodes.iter().find(|(c, _)| !self.columns.contains(c)) {
+            return Err(format!(
+                "a decoding names `{column}`, which is not a column"
+            ));
+        }
+        for (column, path) in &self.paths {
+            if !self.columns.contains(column) {
+                return Err(format!("field path for `{column}`, which is not a column"));
+            }
+            if self.renames.iter().any(|(_, c)| c == column) {
+                return Err(format!(
+                    "column `{column}` is given both a field name (--map) and a path (--field)"
+                ));
+            }
+            Path::parse(path).map_err(|e| format!("field path {path:?} for `{column}`: {e}"))?;
+        }
+        if let Some((column, _)) = self
+            .repeated_columns
+            .iter()
+            .find(|(c, _)| !self.columns.contains(c))
+        {
+            return Err(format!(
+                "a policy for repeated values names `{column}`, which is not a column"
+            ));
         }
         match self.renames.iter().find(|(_, c)| !self.columns.contains(c)) {
             Some((f, c)) => Err(format!(
@@ -189,9 +366,17 @@ impl XmlConfig {
     pub(crate) fn field_pairs(&self) -> Vec<(String, usize)> {
         let mut pairs: Vec<(String, usize)> = Vec::new();
         for (index, column) in self.columns.iter().enumerate() {
-            // A column keeps its own name as a field name unless that name is
-            // itself renamed to some other column.
-            if !self.renames.iter().any(|(f, _)| f == column) {
+            // A column keeps its own name as a field name unless a mapping
+            // names a field of that local name (`id`, `a:id`, `{uri}id`),
+            // which then decides where such fields go.
+            let local = |field: &str| NameTest::parse(field).map(|t| t.local);
+            let has_path = self.paths.iter().any(|(c, _)| c == column);
+            if !has_path
+                && !self
+                    .renames
+                    .iter()
+                    .any(|(f, _)| f == column || local(f).is_ok_and(|l| l == *column))
+            {
                 pairs.push((column.clone(), index));
             }
         }
@@ -201,6 +386,34 @@ impl XmlConfig {
             }
         }
         pairs
+    }
+
+    /// [`XmlConfig::field_pairs`] as name tests; a column name that is no
+    /// XML name (`my col`) can match no field and is left out.
+    pub(crate) fn field_tests(&self) -> Vec<(NameTest, usize)> {
+        self.field_pairs()
+            .into_iter()
+            .filter_map(|(name, index)| Some((NameTest::parse(&name).ok()?, index)))
+            .collect()
+    }
+
+    /// The field paths with their column indexes (checked by `validate`).
+    pub(crate) fn field_paths(&self) -> Vec<(Path, usize)> {
+        self.paths
+            .iter()
+            .filter_map(|(column, path)| {
+                let index = self.columns.iter().position(|c| c == column)?;
+                Some((Path::parse(path).ok()?, index))
+            })
+            .collect()
+    }
+
+    /// The record element as a name test (checked by `validate`).
+    pub(crate) fn row_test(&self) -> NameTest {
+        NameTest::parse(&self.row_tag).unwrap_or(NameTest {
+            local: self.row_tag.clone(),
+            ns: crate::qname::NsTest::Any,
+        })
     }
 }
 

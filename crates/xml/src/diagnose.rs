@@ -14,12 +14,22 @@ pub(crate) enum Fault {
     Syntax(String),
     /// Bad bytes for the encoding.
     Encoding(String),
+    /// Bytes that are not UTF-8 in input read as UTF-8.
+    BadUtf8,
+    /// A character XML forbids (a C0 control, U+FFFE, U+FFFF).
+    Forbidden(String),
     /// A refused or undefined reference, as written (`&name;`).
     Entity { reference: String, error: RefError },
     /// A configured limit crossed, with the limit's value.
     Limit(LimitKind, u64),
     /// A field with no column (strict mode).
     UnknownField(String),
+    /// A value that does not decode (`--decode`, `xsi:type`).
+    BadValue { field: String, message: String },
+    /// No record element in the whole document.
+    NoRecords(String),
+    /// A second value for a column whose policy is `error`.
+    Repeated { field: String, column: String },
     /// Reading the input failed.
     Io(std::io::Error),
 }
@@ -51,5 +61,20 @@ pub(crate) struct Located {
 impl From<Fault> for Located {
     fn from(fault: Fault) -> Self {
         Located { fault, offset: 0 }
+    }
+}
+
+/// The fault of a bad reference at byte `offset` of the raw value `raw`,
+/// which starts at `at` in the token.
+pub(crate) fn ref_fault(raw: &str, offset: usize, at: usize, error: RefError) -> Located {
+    let after = &raw[offset + 1..];
+    let name = after.find(';').map_or(after, |end| &after[..end]);
+    let fault = match error {
+        RefError::Unterminated => Fault::syntax(error.to_string()),
+        _ => Fault::entity(name, error),
+    };
+    Located {
+        fault,
+        offset: at + offset,
     }
 }

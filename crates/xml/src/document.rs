@@ -3,8 +3,12 @@
 //! outside it, the declaration first, every element closed by the end, and
 //! the nesting depth bounded.
 
-use crate::diagnose::Fault;
+use crate::decl;
+use crate::diagnose::{Fault, Located};
+use crate::dtd::{self, DtdError};
 use crate::error::LimitKind;
+use crate::namespaces::Namespaces;
+use crate::tag::Tag;
 use crate::text::DeclaredEntities;
 
 /// Where the parser stands in the document as a whole.
@@ -19,6 +23,11 @@ pub(crate) struct Document {
     open_starts: Vec<usize>,
     root_seen: bool,
     root_closed: bool,
+    doctype_seen: bool,
+    /// Most attributes one element may have (for the namespace checks).
+    max_attributes: usize,
+    /// The namespace bindings in scope.
+    pub(crate) namespaces: Namespaces,
     /// Whether any event came before the current one.
     started: bool,
     /// Entities declared in a DOCTYPE, to word their refusal.
@@ -26,22 +35,34 @@ pub(crate) struct Document {
 }
 
 impl Document {
-    /// A document allowing `max_depth` levels of nesting.
-    pub(crate) fn new(max_depth: usize) -> Self {
+    /// A document allowing `max_depth` levels of nesting and
+    /// `max_attributes` attributes per element.
+    pub(crate) fn new(max_depth: usize, max_attributes: usize) -> Self {
         Document {
             max_depth,
+            max_attributes,
             ..Document::default()
         }
     }
 
     /// A document read from the middle: `open` are the elements open there
-    /// (root first), `declared` the entities its DOCTYPE declared.
-    pub(crate) fn resumed(max_depth: usize, open: &[String], declared: DeclaredEntities) -> Self {
+    /// (root first), `declared` the entities its DOCTYPE declared and
+    /// `namespaces` the bindings in scope.
+    pub(crate) fn resumed(
+        max_depth: usize,
+        max_attributes: usize,
+        open: &[String],
+        declared: DeclaredEntities,
+        namespaces: Namespaces,
+    ) -> Self {
         let mut document = Document {
             max_depth,
+            max_attributes,
             root_seen: true,
+            doctype_seen: true,
             started: true,
             declared,
+            namespaces,
             ..Document::default()
         };
         for name in open {
@@ -74,8 +95,18 @@ impl Document {
         self.started = true;
     }
 
-    /// A start tag `<name …>`.
-    pub(crate) fn open(&mut self, name: &str) -> Result<(), Fault> {
+    /// A start tag `<name …>`: nesting, and namespaces (bindings, declared
+    /// prefixes, unique expanded attribute names).
+    #[inline]
+    pub(crate) fn open(&mut self, tag: &Tag<'_>) -> Result<(), Located> {
+        self.open_name(tag.name())?;
+        self.namespaces
+            .open(tag, self.depth, self.max_attributes, &self.declared)
+    }
+
+    /// The nesting part of [`Document::open`].
+    #[inline]
+    fn open_name(&mut self, name: &str) -> Result<(), Fault> {
         if self.depth == 0 {
             if self.root_closed {
                 return Err(Fault::syntax(format!(
@@ -108,6 +139,7 @@ impl Document {
         }
         self.open_starts.pop();
         self.open_names.truncate(start);
+        self.namespaces.close(self.depth);
         self.depth -= 1;
         self.root_closed |= self.depth == 0;
         Ok(())
@@ -122,23 +154,39 @@ impl Document {
         Ok(())
     }
 
-    /// An XML declaration `<?xml …?>`.
-    pub(crate) fn declaration(&self) -> Result<(), Fault> {
+    /// An XML declaration `<?xml …?>`, `content` after the `<?`.
+    pub(crate) fn declaration(&self, content: &str) -> Result<(), Located> {
         if self.started {
             return Err(Fault::syntax(
                 "the XML declaration `<?xml …?>` is allowed only at the very start",
-            ));
+            )
+            .into());
         }
-        Ok(())
+        decl::check_xml_decl(content).map_err(|(at, message)| Located {
+            fault: Fault::Syntax(message),
+            offset: 2 + at,
+        })
     }
 
-    /// A `<!DOCTYPE …>`.
-    pub(crate) fn doctype(&mut self, content: &str) -> Result<(), Fault> {
+    /// A `<!DOCTYPE …>`, `content` after `<!DOCTYPE`.
+    pub(crate) fn doctype(&mut self, content: &str) -> Result<(), Located> {
         if self.root_seen {
-            return Err(Fault::syntax("DOCTYPE after the root element"));
+            return Err(Fault::syntax("DOCTYPE after the root element").into());
         }
-        self.declared.add_from_doctype(content);
-        Ok(())
+        if self.doctype_seen {
+            return Err(Fault::syntax("a second DOCTYPE").into());
+        }
+        self.doctype_seen = true;
+        dtd::check_doctype(content, &mut self.declared).map_err(|e| match e {
+            DtdError::Syntax((at, message)) => Located {
+                fault: Fault::Syntax(message),
+                offset: 9 + at,
+            },
+            DtdError::Reference(at, reference, error) => Located {
+                fault: Fault::Entity { reference, error },
+                offset: 9 + at,
+            },
+        })
     }
 
     /// The end of a region that stops where the next one starts: the same
@@ -198,9 +246,9 @@ mod tests {
 
     #[test]
     fn one_root_and_all_closed() {
-        let mut doc = Document::new(8);
-        doc.open("a").unwrap();
-        doc.open("b").unwrap();
+        let mut doc = Document::new(8, 8);
+        doc.open_name("a").unwrap();
+        doc.open_name("b").unwrap();
         assert_eq!(
             message(doc.end().unwrap_err()),
             "unexpected end of input: expected </b>"
@@ -217,14 +265,14 @@ mod tests {
             "found </a> but no element is open"
         );
         assert_eq!(
-            message(doc.open("c").unwrap_err()),
+            message(doc.open_name("c").unwrap_err()),
             "found a second root element <c>; a document has exactly one"
         );
     }
 
     #[test]
     fn only_whitespace_text_outside_the_root() {
-        let doc = Document::new(8);
+        let doc = Document::new(8, 8);
         assert!(doc.text(" \r\n\t", "text").is_ok());
         assert_eq!(
             message(doc.text("x", "text").unwrap_err()),
@@ -242,12 +290,18 @@ mod tests {
 
     #[test]
     fn resumed_in_the_middle_knows_what_is_open() {
-        let mut doc = Document::new(8);
-        doc.open("catalog").unwrap();
-        doc.open("group").unwrap();
+        let mut doc = Document::new(8, 8);
+        doc.open_name("catalog").unwrap();
+        doc.open_name("group").unwrap();
         let open = doc.open_elements();
         assert_eq!(open, ["catalog", "group"]);
-        let mut resumed = Document::resumed(8, &open, DeclaredEntities::default());
+        let mut resumed = Document::resumed(
+            8,
+            8,
+            &open,
+            DeclaredEntities::default(),
+            Namespaces::default(),
+        );
         assert_eq!(resumed.depth(), 2);
         assert!(resumed.end_of_region(&open).is_ok());
         assert_eq!(
@@ -262,25 +316,25 @@ mod tests {
         );
         resumed.close("catalog").unwrap();
         assert!(resumed.end().is_ok());
-        assert!(resumed.open("second").is_err(), "the root was seen");
+        assert!(resumed.open_name("second").is_err(), "the root was seen");
     }
 
     #[test]
     fn depth_is_bounded() {
-        let mut doc = Document::new(2);
-        doc.open("a").unwrap();
-        doc.open("b").unwrap();
+        let mut doc = Document::new(2, 8);
+        doc.open_name("a").unwrap();
+        doc.open_name("b").unwrap();
         assert!(matches!(
-            doc.open("c"),
+            doc.open_name("c"),
             Err(Fault::Limit(LimitKind::Depth, 2))
         ));
     }
 
     #[test]
     fn declaration_only_first() {
-        let mut doc = Document::new(2);
-        assert!(doc.declaration().is_ok());
+        let mut doc = Document::new(2, 8);
+        assert!(doc.declaration("xml version='1.0'").is_ok());
         doc.event();
-        assert!(doc.declaration().is_err());
+        assert!(doc.declaration("xml version='1.0'").is_err());
     }
 }

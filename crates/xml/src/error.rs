@@ -135,6 +135,41 @@ pub enum XmlError {
         /// The configured maximum.
         limit: u64,
     },
+    /// A record gives a column a second value and the column's
+    /// [`Repeated`](crate::Repeated) policy is `Error`.
+    #[error(
+        "{position}: field `{field}` gives column `{column}` a second value in this record \
+         (use --repeated first|last|join, or map the fields apart)"
+    )]
+    RepeatedField {
+        /// Where the second occurrence starts.
+        position: ErrorPosition,
+        /// The field's name as written.
+        field: String,
+        /// The column.
+        column: String,
+    },
+    /// A binary field (`xsi:type="xs:hexBinary"`, `--decode`) whose text
+    /// does not decode.
+    #[error("{position}: field `{field}`: bad value: {message}")]
+    BadValue {
+        /// Where the field ends.
+        position: ErrorPosition,
+        /// The field's name.
+        field: String,
+        /// The column, the bad digit and where it is in the value.
+        message: String,
+    },
+    /// The document is well-formed but has no record element (and
+    /// [`XmlConfig::allow_empty`](crate::XmlConfig::allow_empty) is off).
+    #[error("{position}: {message}")]
+    NoRecords {
+        /// The end of the input.
+        position: ErrorPosition,
+        /// Names the record element looked for and what the file's
+        /// records look like.
+        message: String,
+    },
     /// A field that maps to no column, with [`XmlConfig::strict`](crate::XmlConfig::strict) on.
     #[error("{position}: unknown field `{field}` (no such column)")]
     UnknownField {
@@ -155,6 +190,9 @@ impl XmlError {
             | XmlError::Encoding { position, .. }
             | XmlError::Entity { position, .. }
             | XmlError::Limit { position, .. }
+            | XmlError::NoRecords { position, .. }
+            | XmlError::RepeatedField { position, .. }
+            | XmlError::BadValue { position, .. }
             | XmlError::UnknownField { position, .. } => position,
         }
     }

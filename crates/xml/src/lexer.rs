@@ -9,8 +9,9 @@
 //! names), the document's shape and references are checked by the callers
 //! (`Document`, `RecordReader`), so this file knows only token syntax.
 
-use memchr::{memchr, memchr3, memmem};
+use memchr::{memchr, memchr2, memchr3, memmem};
 
+use crate::decl;
 use crate::diagnose::{Fault, Located};
 use crate::tag::Tag;
 use crate::window::Window;
@@ -28,8 +29,8 @@ pub(crate) enum Token<'a> {
     Text(&'a str),
     /// The contents of `<![CDATA[…]]>`.
     CData(&'a str),
-    /// The XML declaration `<?xml …?>`.
-    Decl,
+    /// The XML declaration `<?xml …?>`: its content after `<?`.
+    Decl(&'a str),
     /// The contents of `<!DOCTYPE …>`.
     DocType(&'a str),
     /// A processing instruction or a comment.
@@ -66,8 +67,7 @@ impl Lexer {
             return Ok(Token::Eof);
         }
         if self.window.data()[0] != b'<' {
-            let len = self.find(0, |data| memchr(b'<', data))?;
-            let len = len.unwrap_or(self.window.data().len());
+            let len = self.text_end()?;
             return self.finish(len, |w| Ok(Token::Text(w.text(0..len)?)));
         }
         if !self.ensure(2)? {
@@ -78,6 +78,31 @@ impl Lexer {
             b'!' => self.bang(),
             b'?' => self.pi(),
             _ => self.tag(),
+        }
+    }
+
+    /// The length of the text run at the window's start: up to the next
+    /// `<` or the end of input. A `>` met on the way must not end `]]>`
+    /// (XML 1.0 §2.4 [14]); `>` is rare in text, so the one scan finds
+    /// both.
+    #[inline]
+    fn text_end(&mut self) -> Result<usize, Located> {
+        let mut from = 0;
+        loop {
+            let Some(at) = self.find(from, |data| memchr2(b'<', b'>', data))? else {
+                return Ok(self.window.data().len());
+            };
+            let data = self.window.data();
+            if data[at] == b'<' {
+                return Ok(at);
+            }
+            if at >= 2 && data[at - 2..at] == *b"]]" {
+                return Err(Located {
+                    fault: Fault::syntax("`]]>` is not allowed in text (write `]]&gt;`)"),
+                    offset: at - 2,
+                });
+            }
+            from = at + 1;
         }
     }
 
@@ -187,11 +212,14 @@ impl Lexer {
         self.finish(end + 2, |w| {
             let content = w.text(2..end)?;
             let target = content.split_ascii_whitespace().next().unwrap_or_default();
-            Ok(if target == "xml" {
-                Token::Decl
-            } else {
-                Token::Ignored
-            })
+            if target == "xml" {
+                return Ok(Token::Decl(content));
+            }
+            decl::check_pi(content).map_err(|(at, message)| Located {
+                fault: Fault::Syntax(message),
+                offset: 2 + at,
+            })?;
+            Ok(Token::Ignored)
         })
     }
 
@@ -208,7 +236,10 @@ impl Lexer {
                 return Err(unclosed("a comment", "-->"));
             };
             return self.finish(end + 3, |w| {
-                w.text(4..end)?;
+                decl::check_comment(w.text(4..end)?).map_err(|(at, message)| Located {
+                    fault: Fault::Syntax(message),
+                    offset: 4 + at,
+                })?;
                 Ok(Token::Ignored)
             });
         }
@@ -218,7 +249,7 @@ impl Lexer {
             };
             return self.finish(end + 3, |w| Ok(Token::CData(w.text(9..end)?)));
         }
-        if head.len() >= DOCTYPE.len() && head[..DOCTYPE.len()].eq_ignore_ascii_case(DOCTYPE) {
+        if head.starts_with(DOCTYPE) {
             let Some(end) = self.doctype_end()? else {
                 return Err(unclosed("the DOCTYPE", ">"));
             };
@@ -342,7 +373,7 @@ mod tests {
                 Token::End(name) => format!("</{name}>"),
                 Token::Text(text) => format!("T({text})"),
                 Token::CData(text) => format!("C({text})"),
-                Token::Decl => "decl".into(),
+                Token::Decl(_) => "decl".into(),
                 Token::DocType(content) => format!("D({content})"),
                 Token::Ignored => "-".into(),
                 Token::Eof => return Ok(out),

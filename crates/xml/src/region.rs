@@ -22,12 +22,14 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 
-use crate::config::XmlConfig;
+use crate::config::{XmlConfig, TOKEN_SLACK};
 use crate::document::Document;
 use crate::encoding::Charset;
 use crate::input;
 use crate::lexer::{Lexer, Token};
+use crate::namespaces::Namespaces;
 use crate::position::LineCounter;
+use crate::qname::NameTest;
 use crate::text::DeclaredEntities;
 use crate::window::Window;
 
@@ -42,6 +44,8 @@ pub(crate) struct Boundary {
     pub(crate) open: Vec<String>,
     /// Entities the DOCTYPE declared (to word their refusal).
     pub(crate) declared: DeclaredEntities,
+    /// Namespace bindings in scope.
+    pub(crate) namespaces: Namespaces,
 }
 
 /// Whether the file at `path` can be split: plain UTF-8, whose byte offsets
@@ -131,10 +135,10 @@ impl Plan {
             let window = Window::new(
                 prepared.reader,
                 prepared.start,
-                limits.max_value_bytes + crate::source::TOKEN_SLACK,
+                limits.max_value_bytes + TOKEN_SLACK,
                 limits.max_value_bytes as u64,
             );
-            let planner = Planner::new(window, config, limits.max_depth);
+            let planner = Planner::new(window, config);
             let started = std::time::Instant::now();
             planner.find(self.targets.iter().copied(), |boundary| {
                 log::debug!(
@@ -235,21 +239,22 @@ pub(crate) struct PendingRegion {
 }
 
 /// The lexer and the document bookkeeping of the parser, without rows.
-struct Planner<'a> {
+struct Planner {
     lexer: Lexer,
     document: Document,
-    row_tag: &'a str,
+    row_test: NameTest,
     /// Depth of the open record element; 0 outside records.
     record_depth: usize,
     records: u64,
 }
 
-impl<'a> Planner<'a> {
-    fn new(window: Window, config: &'a XmlConfig, max_depth: usize) -> Self {
+impl Planner {
+    fn new(window: Window, config: &XmlConfig) -> Self {
+        let limits = config.limits();
         Planner {
             lexer: Lexer::new(window),
-            document: Document::new(max_depth),
-            row_tag: config.row_tag(),
+            document: Document::new(limits.max_depth, limits.max_attributes),
+            row_test: config.row_test(),
             record_depth: 0,
             records: 0,
         }
@@ -271,6 +276,7 @@ impl<'a> Planner<'a> {
                             records_before: self.records - 1,
                             open,
                             declared: self.document.declared.clone(),
+                            namespaces: self.document.namespaces.clone(),
                         });
                         break;
                     }
@@ -290,17 +296,24 @@ impl<'a> Planner<'a> {
             // Whether a record started, and whether its element is still open.
             let record = match self.lexer.next_token().ok()? {
                 Token::Start(tag) => {
-                    document.open(tag.name()).ok()?;
-                    let starts = self.record_depth == 0 && tag.name() == self.row_tag;
+                    document.open(&tag).ok()?;
+                    let starts = self.record_depth == 0
+                        && self
+                            .row_test
+                            .matches(tag.name(), false, &document.namespaces);
                     if starts {
                         self.record_depth = document.depth();
                     }
                     starts.then_some(true)
                 }
                 Token::Empty(tag) => {
-                    document.open(tag.name()).ok()?;
+                    document.open(&tag).ok()?;
+                    let starts = self.record_depth == 0
+                        && self
+                            .row_test
+                            .matches(tag.name(), false, &document.namespaces);
                     document.close(tag.name()).ok()?;
-                    (self.record_depth == 0 && tag.name() == self.row_tag).then_some(false)
+                    starts.then_some(false)
                 }
                 Token::End(name) => {
                     let depth = document.depth();
@@ -318,8 +331,8 @@ impl<'a> Planner<'a> {
                     document.text(text, "CDATA").ok()?;
                     None
                 }
-                Token::Decl => {
-                    document.declaration().ok()?;
+                Token::Decl(content) => {
+                    document.declaration(content).ok()?;
                     None
                 }
                 Token::DocType(doctype) => {

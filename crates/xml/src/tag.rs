@@ -1,9 +1,10 @@
 //! A start tag's name and attributes, read in place from the tag's text.
 
-use memchr::memchr;
+use memchr::memchr2;
 
 use crate::diagnose::{Fault, Located};
 use crate::error::LimitKind;
+use crate::names;
 
 /// Attribute names remembered without allocating, for the duplicate check.
 const INLINE_NAMES: usize = 16;
@@ -11,8 +12,12 @@ const INLINE_NAMES: usize = 16;
 /// The text of a start tag between `<` and `>` (or `/>`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Tag<'a> {
-    text: &'a str,
-    name_len: usize,
+    /// The element's name.
+    name: &'a str,
+    /// Everything after the name.
+    rest: &'a str,
+    /// Whether the name has a namespace prefix.
+    prefixed: bool,
 }
 
 /// One attribute, its value raw (references unexpanded).
@@ -22,6 +27,8 @@ pub(crate) struct Attribute<'a> {
     pub(crate) key: &'a str,
     /// The value between the quotes.
     pub(crate) value: &'a str,
+    /// Byte offset of the name from the tag's `<`.
+    pub(crate) key_at: usize,
 }
 
 impl<'a> Tag<'a> {
@@ -29,31 +36,49 @@ impl<'a> Tag<'a> {
     ///
     /// # Errors
     ///
-    /// A syntax fault when no name follows `<`.
+    /// A syntax fault when no name follows `<`, or the name is not a
+    /// namespace-valid XML name.
+    #[inline]
     pub(crate) fn parse(text: &'a str) -> Result<Self, Located> {
-        let name_len = text
-            .bytes()
-            .position(|b| is_space(&b))
-            .unwrap_or(text.len());
-        if name_len == 0 {
-            return Err(Located {
-                fault: Fault::syntax("expected an element name after `<`"),
-                offset: 1,
-            });
+        let (name, checked) = names::scan_qname(text);
+        let fault = |message: String| Located {
+            fault: Fault::Syntax(message),
+            offset: 1,
+        };
+        if name.is_empty() {
+            return Err(fault("expected an element name after `<`".into()));
         }
-        Ok(Tag { text, name_len })
+        let prefixed = checked.map_err(|e| fault(e.describe("element name", name)))?;
+        Ok(Tag {
+            name,
+            rest: text.get(name.len()..).unwrap_or_default(),
+            prefixed,
+        })
     }
 
     /// The element's name, prefix included.
     #[inline]
     pub(crate) fn name(&self) -> &'a str {
-        &self.text[..self.name_len]
+        self.name
+    }
+
+    /// Whether the name has a namespace prefix (`p:name`).
+    #[inline]
+    pub(crate) fn prefixed(&self) -> bool {
+        self.prefixed
+    }
+
+    /// Whether anything (even whitespace) follows the name; cheaper than
+    /// [`Tag::has_attributes`].
+    #[inline]
+    pub(crate) fn has_attribute_text(&self) -> bool {
+        !self.rest.is_empty()
     }
 
     /// Everything after the name, unparsed.
     #[inline]
     pub(crate) fn attributes_raw(&self) -> &'a str {
-        &self.text[self.name_len..]
+        self.rest
     }
 
     /// Whether anything but whitespace follows the name.
@@ -75,15 +100,19 @@ impl<'a> Tag<'a> {
         max: usize,
         mut f: impl FnMut(Attribute<'a>, usize) -> Result<(), Located>,
     ) -> Result<(), Located> {
-        let bytes = self.text.as_bytes();
+        // Offsets below count from the end of the name; `base` turns them
+        // into offsets from the `<`.
+        let text = self.rest;
+        let base = 1 + self.name.len();
+        let bytes = text.as_bytes();
         let fault = |message: &str, at: usize| Located {
             fault: Fault::syntax(message),
-            offset: 1 + at,
+            offset: base + at,
         };
         let mut names = [""; INLINE_NAMES];
         let mut more_names = Vec::new();
         let mut count = 0;
-        let mut at = self.name_len;
+        let mut at = 0;
         loop {
             at = skip_spaces(bytes, at);
             if at == bytes.len() {
@@ -93,13 +122,14 @@ impl<'a> Tag<'a> {
                 return Err(Fault::Limit(LimitKind::Attributes, max as u64).into());
             }
             let key_start = at;
-            while at < bytes.len() && !is_space(&bytes[at]) && bytes[at] != b'=' {
-                at += 1;
-            }
-            let key = &self.text[key_start..at];
+            let (key, checked) = names::scan_qname(&text[at..]);
+            at += key.len();
             at = skip_spaces(bytes, at);
             if key.is_empty() || bytes.get(at) != Some(&b'=') {
                 return Err(fault("expected `=` after the attribute name", at));
+            }
+            if let Err(e) = checked {
+                return Err(fault(&e.describe("attribute name", key), key_start));
             }
             at = skip_spaces(bytes, at + 1);
             let quote = match bytes.get(at) {
@@ -108,7 +138,7 @@ impl<'a> Tag<'a> {
                 Some(_) => return Err(fault("attribute values must be quoted", at)),
             };
             let value_start = at + 1;
-            let Some(len) = memchr(quote, &bytes[value_start..]) else {
+            let Some(len) = memchr2(quote, b'<', &bytes[value_start..]) else {
                 let message = format!(
                     "expected the closing `{}` of the attribute value",
                     quote as char
@@ -125,9 +155,22 @@ impl<'a> Tag<'a> {
             }
             count += 1;
             at = value_start + len;
-            let value = &self.text[value_start..at];
-            f(Attribute { key, value }, 1 + value_start)?;
+            if bytes[at] == b'<' {
+                return Err(fault("`<` is not allowed in an attribute value", at));
+            }
+            let value = &text[value_start..at];
+            f(
+                Attribute {
+                    key,
+                    value,
+                    key_at: base + key_start,
+                },
+                base + value_start,
+            )?;
             at += 1;
+            if at < bytes.len() && !is_space(&bytes[at]) {
+                return Err(fault("expected whitespace between attributes", at));
+            }
         }
     }
 }

@@ -11,6 +11,7 @@
 use std::io::{self, Read};
 use std::ops::Range;
 
+use crate::chars;
 use crate::diagnose::{Fault, Located};
 use crate::encoding::DecodeError;
 use crate::error::LimitKind;
@@ -37,6 +38,9 @@ pub(crate) struct Window {
     /// Whether `buf[valid..]` starts with bytes that are not UTF-8 (or the
     /// input ended inside a character).
     invalid: bool,
+    /// Whether what stops `valid` is a character XML forbids (a C0
+    /// control, U+FFFE, U+FFFF) rather than bad UTF-8.
+    forbidden: bool,
     /// The input has ended.
     eof: bool,
     /// Input offset of `buf[0]`.
@@ -79,6 +83,7 @@ impl Window {
             end: 0,
             valid: 0,
             invalid: false,
+            forbidden: false,
             eof: false,
             base: at.offset(),
             counter: at,
@@ -123,14 +128,7 @@ impl Window {
         // the check sound even if it did.
         let valid = self.valid.saturating_sub(self.start);
         if range.end > valid {
-            return Err(Located {
-                fault: Fault::Encoding(
-                    "invalid UTF-8 (declare the encoding in `<?xml … encoding=\"…\"?>` \
-                     if the input is not UTF-8)"
-                        .into(),
-                ),
-                offset: valid,
-            });
+            return Err(self.invalid_at(valid));
         }
         let bytes = &self.data()[range];
         debug_assert!(std::str::from_utf8(bytes).is_ok());
@@ -140,6 +138,28 @@ impl Window {
         // an ASCII byte or at the end of valid data, so they are character
         // boundaries and the slice is UTF-8 on its own.
         Ok(unsafe { std::str::from_utf8_unchecked(bytes) })
+    }
+
+    /// The fault for the first byte past the valid text, `at` bytes into
+    /// the token.
+    #[cold]
+    fn invalid_at(&self, at: usize) -> Located {
+        let fault = match self
+            .data()
+            .get(at..)
+            .and_then(|rest| rest.first().map(|&b| (b, rest)))
+        {
+            Some((b, _)) if self.forbidden && b < 0x20 => Fault::Forbidden(format!(
+                "character U+{b:04X} is not allowed in XML (only tab, LF and CR of the \
+                 control characters)"
+            )),
+            Some((_, rest)) if self.forbidden => Fault::Forbidden(format!(
+                "character {:?} (a noncharacter) is not allowed in XML",
+                String::from_utf8_lossy(&rest[..3.min(rest.len())])
+            )),
+            _ => Fault::BadUtf8,
+        };
+        Located { fault, offset: at }
     }
 
     /// Input offset of the current token's first byte (cheaper than
@@ -223,6 +243,7 @@ impl Window {
         if self.invalid {
             return;
         }
+        let from = self.valid;
         match simdutf8::compat::from_utf8(&self.buf[self.valid..self.end]) {
             Ok(_) => self.valid = self.end,
             Err(e) => {
@@ -232,6 +253,11 @@ impl Window {
                 // is an error.
                 self.invalid = e.error_len().is_some() || self.eof;
             }
+        }
+        if let Some(bad) = chars::first_forbidden(&self.buf[from..self.valid]) {
+            self.valid = from + bad;
+            self.invalid = true;
+            self.forbidden = true;
         }
     }
 }
@@ -310,8 +336,24 @@ pub(crate) mod tests {
         fill_all(&mut w);
         assert_eq!(w.text(0..2).unwrap(), "ab");
         let error = w.text(0..5).unwrap_err();
-        assert!(matches!(error.fault, Fault::Encoding(_)));
+        assert!(matches!(error.fault, Fault::BadUtf8));
         assert_eq!(error.offset, 2);
+    }
+
+    #[test]
+    fn characters_xml_forbids_stop_the_text_there() {
+        for (input, at) in [
+            (&b"ab\x00c"[..], 2),
+            (b"a\tb\r\n\x0c", 5),
+            ("aé\u{FFFE}".as_bytes(), 3),
+            ("\u{FFFF}".as_bytes(), 0),
+        ] {
+            let mut w = window(input, 100);
+            fill_all(&mut w);
+            let error = w.text(0..input.len()).unwrap_err();
+            assert!(matches!(error.fault, Fault::Forbidden(_)), "{input:?}");
+            assert_eq!(error.offset, at, "{input:?}");
+        }
     }
 
     #[test]

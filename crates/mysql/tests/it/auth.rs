@@ -65,7 +65,7 @@ fn an_ed25519_user_imports_on_the_wire_client_and_the_driver() {
     let server = url().split('@').nth(1).unwrap().to_owned();
     let url = format!("mysql://{USER}:{PASSWORD}@{server}");
     for ((path, client), table) in paths.into_iter().zip(&tables) {
-        fresh_table(table);
+        let _table = fresh_table(table);
         let config = SinkConfig::new(url.clone(), table, COLUMNS).write_path(path);
         let target = prepare(&config).unwrap();
         let mut sink = target.connect_sink(0).unwrap();

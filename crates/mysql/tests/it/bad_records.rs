@@ -25,7 +25,7 @@ fn with_bad_values() -> Vec<Record> {
 fn fatal_error_names_the_bad_record_on_every_path() {
     for path in PATHS {
         let table = format!("rp_mysql_bad_fatal_{path:?}").to_lowercase();
-        fresh_table(&table);
+        let _table = fresh_table(&table);
         let target = prepare(&config(&table).write_path(path)).unwrap();
         let mut sink = target.connect_sink(0).unwrap();
         let err = drive(&mut sink, &with_bad_values(), 20).unwrap_err();
@@ -45,7 +45,7 @@ fn fatal_error_names_the_bad_record_on_every_path() {
 fn bad_records_go_to_the_reject_file_and_the_rest_commits() {
     for path in PATHS {
         let table = format!("rp_mysql_bad_reject_{path:?}").to_lowercase();
-        fresh_table(&table);
+        let _table = fresh_table(&table);
         let dir = tempfile::tempdir().unwrap();
         let rejects = dir.path().join("rejects.tsv");
         let target = prepare(
@@ -83,7 +83,7 @@ fn bad_records_go_to_the_reject_file_and_the_rest_commits() {
 #[test]
 fn budget_is_shared_across_shards() {
     let table = "rp_mysql_bad_budget";
-    fresh_table(table);
+    let _table = fresh_table(table);
     let target = prepare(&config(table).write_path(WritePath::Insert).max_bad(1)).unwrap();
     let mut a = target.connect_sink(0).unwrap();
     let mut b = target.connect_sink(1).unwrap();
@@ -104,7 +104,7 @@ fn budget_is_shared_across_shards() {
 fn ignore_mode_skips_duplicates_but_not_bad_values() {
     for path in PATHS {
         let table = format!("rp_mysql_bad_ignore_{path:?}").to_lowercase();
-        fresh_table(&table);
+        let _table = fresh_table(&table);
         let config = config(&table).write_path(path).mode(Mode::Ignore);
         let target = prepare(&config).unwrap();
         let mut sink = target.connect_sink(0).unwrap();
@@ -124,7 +124,7 @@ fn ignore_mode_skips_duplicates_but_not_bad_values() {
 fn duplicate_inside_one_batch_is_found() {
     for path in PATHS {
         let table = format!("rp_mysql_bad_dup_{path:?}").to_lowercase();
-        fresh_table(&table);
+        let _table = fresh_table(&table);
         let target = prepare(&config(&table).write_path(path)).unwrap();
         let mut sink = target.connect_sink(0).unwrap();
         let mut data = records(1, 10);

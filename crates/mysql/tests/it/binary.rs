@@ -28,6 +28,7 @@ fn binary_round_trip(path: WritePath, no_backslash_escapes: bool) {
     let mut c = conn();
     c.query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
         .unwrap();
+    let _table = TestTable::new(&table);
     c.query_drop(format!(
         "CREATE TABLE `{table}` (id INT PRIMARY KEY, b BLOB, vb VARBINARY(300), t TEXT) \
          DEFAULT CHARSET=utf8mb4"
@@ -71,7 +72,6 @@ fn binary_round_trip(path: WritePath, no_backslash_escapes: bool) {
         assert_eq!(t.as_deref(), Some("text beside bytes: é"), "{case}");
     }
     assert_eq!(back.last().unwrap(), &(99, None, None, None), "{case}");
-    c.query_drop(format!("DROP TABLE `{table}`")).unwrap();
 }
 
 #[test]

@@ -22,8 +22,9 @@ pub fn conn() -> Conn {
 /// Columns of the standard test table.
 pub const COLUMNS: &[&str] = &["id", "name", "body", "qty", "price"];
 
-/// Drops and creates `table` with the standard test columns.
-pub fn fresh_table(table: &str) {
+/// Drops and creates `table` with the standard test columns; the guard
+/// drops it again.
+pub fn fresh_table(table: &str) -> TestTable {
     let mut c = conn();
     c.query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
         .unwrap();
@@ -33,6 +34,45 @@ pub fn fresh_table(table: &str) {
          ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
     ))
     .unwrap();
+    TestTable::new(table)
+}
+
+/// A table a test made: dropped (with its checkpoint rows) when the guard
+/// goes, whether the test passed or panicked, so a run leaves nothing
+/// behind.
+#[must_use = "the table is dropped when this guard is"]
+#[derive(Debug)]
+pub struct TestTable(String);
+
+impl TestTable {
+    /// Takes charge of dropping `table`.
+    pub fn new(table: &str) -> Self {
+        TestTable(table.to_owned())
+    }
+}
+
+impl std::ops::Deref for TestTable {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Drop for TestTable {
+    fn drop(&mut self) {
+        // Errors are ignored: a test that failed may have left no table.
+        let Ok(mut c) = mysql::Conn::new(mysql::Opts::from_url(&url()).unwrap()) else {
+            return;
+        };
+        let quoted = self.0.replace('`', "``");
+        let _ = c.query_drop(format!("DROP TABLE IF EXISTS `{quoted}`"));
+        let forget = format!(
+            "DELETE FROM ringpipe_checkpoint WHERE target_table = '{}'",
+            self.0.replace('\'', "''")
+        );
+        let _ = c.query_drop(forget);
+    }
 }
 
 /// A config for the standard table.

@@ -58,7 +58,7 @@ fn hostile_records() -> Vec<Record> {
 /// Writes the hostile records with `path` and reads them back exactly.
 fn round_trip(path: WritePath, no_backslash_escapes: bool) {
     let table = format!("rp_mysql_escape_{path:?}_{no_backslash_escapes}").to_lowercase();
-    fresh_table(&table);
+    let _table = fresh_table(&table);
     let mut config = config(&table).write_path(path);
     if no_backslash_escapes {
         config = config.init_command(NBE);

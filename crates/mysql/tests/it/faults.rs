@@ -136,7 +136,7 @@ fn survives(path: WritePath, fault: Fault, name: &str) -> Outcome {
 fn survives_at(path: WritePath, fault: Fault, when: When, name: &str) -> Outcome {
     let table = format!("rp_wire_fault_{name}_{path:?}").to_lowercase();
     let _guard = Table(table.clone());
-    fresh_table(&table);
+    let _table = fresh_table(&table);
     let (tx, rx) = mpsc::channel();
     let t = table.clone();
     std::thread::spawn(move || {

@@ -9,7 +9,7 @@ use crate::common::*;
 /// A batch far larger than the statement bound is split, not failed.
 fn splits(path: WritePath) {
     let table = format!("rp_mysql_split_{path:?}").to_lowercase();
-    fresh_table(&table);
+    let _table = fresh_table(&table);
     let target = prepare(&config(&table).write_path(path).max_statement_bytes(2_000)).unwrap();
     let mut sink = target.connect_sink(0).unwrap();
     let data = records(1, 300);
@@ -42,7 +42,7 @@ fn bulk_batches_split_by_bytes() {
 #[test]
 fn row_limit_splits_statements() {
     let table = "rp_mysql_split_rows";
-    fresh_table(table);
+    let _table = fresh_table(table);
     let target = prepare(
         &config(table)
             .write_path(WritePath::Insert)
@@ -58,7 +58,7 @@ fn row_limit_splits_statements() {
 #[test]
 fn record_too_large_for_a_statement_is_named() {
     let table = "rp_mysql_too_large";
-    fresh_table(table);
+    let _table = fresh_table(table);
     for path in [WritePath::Insert, WritePath::LoadData] {
         let target = prepare(&config(table).write_path(path).max_statement_bytes(1_000)).unwrap();
         let mut sink = target.connect_sink(0).unwrap();

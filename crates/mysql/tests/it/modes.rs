@@ -29,7 +29,7 @@ fn all_modes(path: WritePath) {
     let new = tagged(11, 20, "new");
 
     let t = format!("rp_mysql_modes_{name}_insert");
-    fresh_table(&t);
+    let _table = fresh_table(&t);
     import(&t, path, Mode::Insert, &old).unwrap();
     assert_eq!(read_back(&t), old, "{path:?} insert");
     let err = import(&t, path, Mode::Insert, &new).unwrap_err();
@@ -38,7 +38,7 @@ fn all_modes(path: WritePath) {
     assert_eq!(read_back(&t), old, "{path:?}: failed batch left nothing");
 
     let t = format!("rp_mysql_modes_{name}_ignore");
-    fresh_table(&t);
+    let _table = fresh_table(&t);
     import(&t, path, Mode::Ignore, &old).unwrap();
     import(&t, path, Mode::Ignore, &new).unwrap();
     let expected: Vec<Record> = old.iter().chain(&new[10..]).cloned().collect();
@@ -47,7 +47,7 @@ fn all_modes(path: WritePath) {
     let merged: Vec<Record> = old[..10].iter().chain(&new).cloned().collect();
     for mode in [Mode::Upsert, Mode::Replace] {
         let t = format!("rp_mysql_modes_{name}_{mode:?}").to_lowercase();
-        fresh_table(&t);
+        let _table = fresh_table(&t);
         import(&t, path, mode, &old).unwrap();
         import(&t, path, mode, &new).unwrap();
         assert_eq!(read_back(&t), merged, "{path:?} {mode:?}");
@@ -61,7 +61,7 @@ fn all_modes(path: WritePath) {
     }
 
     let t = format!("rp_mysql_modes_{name}_truncate");
-    fresh_table(&t);
+    let _table = fresh_table(&t);
     import(&t, path, Mode::Insert, &tagged(100, 5, "stale")).unwrap();
     import(&t, path, Mode::Truncate, &old).unwrap();
     assert_eq!(read_back(&t), old, "{path:?} truncate");
@@ -90,7 +90,7 @@ fn bulk_path_all_modes() {
 #[test]
 fn truncate_happens_once_per_import_not_per_shard() {
     let t = "rp_mysql_truncate_once";
-    fresh_table(t);
+    let _table = fresh_table(t);
     import(t, WritePath::Insert, Mode::Insert, &tagged(100, 5, "stale")).unwrap();
     let target = prepare(&config(t).mode(Mode::Truncate)).unwrap();
     let mut a = target.connect_sink(0).unwrap();

@@ -10,7 +10,7 @@ use crate::common::*;
 /// Kills the sink's connection between `write` and `commit`, then replays.
 fn killed_connection_is_replayed(path: WritePath) {
     let table = format!("rp_mysql_kill_{path:?}").to_lowercase();
-    fresh_table(&table);
+    let _table = fresh_table(&table);
     let target = prepare(&config(&table).write_path(path)).unwrap();
     let mut sink = target.connect_sink(0).unwrap();
     let data = records(1, 30);
@@ -61,7 +61,7 @@ fn kill_bulk_path() {
 #[test]
 fn lock_wait_timeout_is_retried_on_the_same_connection() {
     let table = "rp_mysql_lock_wait";
-    fresh_table(table);
+    let _table = fresh_table(table);
     let config = config(table)
         .write_path(WritePath::Insert)
         .init_command("SET SESSION innodb_lock_wait_timeout = 1");

@@ -22,7 +22,7 @@ fn missing_table_is_a_clear_error() {
 
 #[test]
 fn missing_column_is_named() {
-    fresh_table("rp_mysql_schema_column");
+    let _table = fresh_table("rp_mysql_schema_column");
     let config = SinkConfig::new(url(), "rp_mysql_schema_column", &["id", "colour"]);
     let err = prepare(&config).unwrap_err();
     assert!(err.to_string().contains("\"colour\""), "{err}");
@@ -30,7 +30,7 @@ fn missing_column_is_named() {
 
 #[test]
 fn columns_and_keys_are_reported_in_order() {
-    fresh_table("rp_mysql_schema_columns");
+    let _table = fresh_table("rp_mysql_schema_columns");
     assert_eq!(
         table_columns(&url(), "rp_mysql_schema_columns").unwrap(),
         COLUMNS
@@ -47,6 +47,7 @@ fn table_is_created_from_declared_types_with_hostile_names() {
     conn()
         .query_drop("DROP TABLE IF EXISTS `rp_mysql schema ``odd`` name`")
         .unwrap();
+    let _table = TestTable::new(table);
     let columns = ["id", "we`ird", "naïve"];
     let config = SinkConfig::new(url(), table, &columns)
         .write_path(WritePath::Insert)

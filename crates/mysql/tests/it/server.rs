@@ -46,7 +46,7 @@ fn doctor_reads_the_bulk_load_settings() {
 #[test]
 fn server_stats_see_commits_and_rows() {
     let table = "rp_mysql_stats";
-    fresh_table(table);
+    let _table = fresh_table(table);
     let target = prepare(&config(table).write_path(WritePath::Insert)).unwrap();
     let mut sink = target.connect_sink(0).unwrap();
     let before = ServerStats::read(&url()).unwrap();
@@ -105,7 +105,7 @@ fn password_file_supplies_the_password() {
 
 /// A valid config on a table that exists.
 fn config_ok() -> SinkConfig {
-    fresh_table("rp_mysql_pwd_ok");
+    let _table = fresh_table("rp_mysql_pwd_ok");
     config("rp_mysql_pwd_ok")
 }
 
@@ -113,7 +113,7 @@ fn config_ok() -> SinkConfig {
 /// socket, `127.0.0.1:port` on TCP.
 fn transport_of(url: String, path: WritePath) -> String {
     let table = format!("rp_wire_transport_{path:?}").to_lowercase();
-    fresh_table(&table);
+    let _table = fresh_table(&table);
     let config = SinkConfig::new(url, &table, COLUMNS).write_path(path);
     let target = prepare(&config).unwrap();
     let sink = target.connect_sink(0).unwrap();

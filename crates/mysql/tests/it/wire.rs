@@ -30,7 +30,7 @@ fn host_of(connection: u64) -> String {
 #[test]
 fn the_bulk_path_runs_on_the_wire_client_and_other_paths_on_the_driver() {
     let table = "rp_mysql_wire_clients";
-    fresh_table(table);
+    let _table = fresh_table(table);
     let cases = [
         (WritePath::Bulk, BulkClient::Wire, BulkClient::Wire),
         (WritePath::Bulk, BulkClient::Driver, BulkClient::Driver),
@@ -47,7 +47,7 @@ fn the_bulk_path_runs_on_the_wire_client_and_other_paths_on_the_driver() {
 #[test]
 fn compression_is_left_to_the_driver() {
     let table = "rp_mysql_wire_compress";
-    fresh_table(table);
+    let _table = fresh_table(table);
     let config = ringpipe_mysql::SinkConfig::new(url_with("compress=true"), table, COLUMNS);
     let mut sink = prepare(&config).unwrap().connect_sink(0).unwrap();
     assert_eq!(sink.client(), Some(BulkClient::Driver));
@@ -58,7 +58,7 @@ fn compression_is_left_to_the_driver() {
 #[test]
 fn a_loopback_host_moves_to_the_servers_socket_unless_told_not_to() {
     let table = "rp_mysql_wire_socket";
-    fresh_table(table);
+    let _table = fresh_table(table);
     let mut hosts = Vec::new();
     for query in ["prefer_socket=true", "prefer_socket=false"] {
         let config = ringpipe_mysql::SinkConfig::new(url_with(query), table, COLUMNS);
@@ -79,7 +79,7 @@ fn a_loopback_host_moves_to_the_servers_socket_unless_told_not_to() {
 #[test]
 fn a_password_user_logs_in_and_a_wrong_password_is_refused_clearly() {
     let table = "rp_mysql_wire_password";
-    fresh_table(table);
+    let _table = fresh_table(table);
     let mut admin = conn();
     let user = "rp_wire_pw";
     admin
@@ -131,7 +131,7 @@ fn a_password_user_logs_in_and_a_wrong_password_is_refused_clearly() {
 #[test]
 fn a_bad_record_in_a_statement_sent_ahead_is_found_and_the_rest_commits_once() {
     let table = "rp_mysql_wire_ahead_bad";
-    fresh_table(table);
+    let _table = fresh_table(table);
     conn()
         .query_drop(format!(
             "INSERT INTO `{table}` (id, name) VALUES (15, 'already here')"
@@ -167,7 +167,7 @@ fn a_fatal_error_in_a_statement_sent_ahead_commits_nothing() {
     // its 10 rows are in; record 13 in the second, sent from `flush`.
     for bad in [3, 13] {
         let table = format!("rp_mysql_wire_ahead_fatal_{bad}");
-        fresh_table(&table);
+        let _table = fresh_table(&table);
         let target = prepare(&config(&table).max_rows_per_statement(10)).unwrap();
         let mut sink = target.connect_sink(0).unwrap();
         let mut data = records(1, 40);
@@ -192,6 +192,7 @@ fn load_with_a_note(table: &str, noted: u32) -> u64 {
     let mut c = conn();
     c.query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
         .unwrap();
+    let _table = TestTable::new(table);
     c.query_drop(format!(
         "CREATE TABLE `{table}` (id INT PRIMARY KEY, d DATE)"
     ))
@@ -236,7 +237,7 @@ fn notes_left_by_a_statement_sent_ahead_are_read_statement_by_statement() {
 #[test]
 fn ignore_mode_reads_every_duplicate_warning_and_skips_them() {
     let table = "rp_mysql_wire_ignore";
-    fresh_table(table);
+    let _table = fresh_table(table);
     let target = prepare(&config(table).mode(Mode::Ignore).max_rows_per_statement(10)).unwrap();
     let mut sink = target.connect_sink(0).unwrap();
     drive(&mut sink, &records(1, 30), 30).unwrap();
@@ -250,6 +251,7 @@ fn columns_of_other_character_sets_get_their_text_converted() {
     let mut c = conn();
     c.query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
         .unwrap();
+    let _table = TestTable::new(table);
     c.query_drop(format!(
         "CREATE TABLE `{table}` (id INT PRIMARY KEY, l1 VARCHAR(20) CHARACTER SET latin1, \
          u4 VARCHAR(20) CHARACTER SET utf8mb4, b VARBINARY(20), d DATETIME)"

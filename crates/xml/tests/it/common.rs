@@ -96,7 +96,13 @@ pub fn parse_in_pieces(xml: impl AsRef<[u8]>, config: XmlConfig, step: usize) ->
 /// Asserts that two drains emitted the same rows at the same positions and
 /// ended the same way.
 pub fn assert_same(a: &Drained, b: &Drained, what: &str) {
-    assert_eq!(a.rows, b.rows, "{what}: rows differ");
+    assert_eq!(
+        a.rows,
+        b.rows,
+        "{what}: rows differ ({:?} / {:?})",
+        a.error.as_ref().map(ToString::to_string),
+        b.error.as_ref().map(ToString::to_string)
+    );
     assert_eq!(a.positions, b.positions, "{what}: positions differ");
     let message = |d: &Drained| d.error.as_ref().map(ToString::to_string);
     assert_eq!(message(a), message(b), "{what}: endings differ");

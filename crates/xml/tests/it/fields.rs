@@ -2,7 +2,7 @@
 //! record positions.
 
 use ringpipe_xml::gen::{write_catalogue, Catalogue};
-use ringpipe_xml::XmlConfig;
+use ringpipe_xml::{Repeated, XmlConfig};
 
 use crate::common::{parse, rows, values};
 
@@ -12,8 +12,9 @@ fn rename_maps_a_field_to_another_column() {
     let config = XmlConfig::new("p", ["name", "price"])
         .rename("title", "name")
         .rename("cost", "price")
-        .rename("name", "price");
-    // `name` now feeds `price` too; the later field in document order wins.
+        .rename("name", "price")
+        .repeated_for("price", Repeated::Last);
+    // `name` now feeds `price` too; with `last`, the later field wins.
     assert_eq!(
         rows(xml, config),
         vec![values(&[Some("T"), Some("ignored")])]

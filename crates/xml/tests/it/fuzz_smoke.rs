@@ -5,6 +5,7 @@
 //! must accept it too and emit exactly the DOM's records.
 
 use ringpipe_xml::gen::{write_catalogue, Catalogue, Layout, PRODUCT_COLUMNS};
+use ringpipe_xml::Repeated;
 
 use crate::common::{assert_same, dom_rows, parse, parse_in_pieces};
 
@@ -87,10 +88,10 @@ fn mutated_documents_never_panic_and_agree_with_the_dom_when_valid() {
         for _ in 0..1200 {
             let data = mutate(&base, &mut rng);
             // `drain` also checks that nothing follows an error or the end.
-            let drained = parse(&data, catalogue.config());
+            let drained = parse(&data, catalogue.config().repeated(Repeated::Last));
             // Token boundaries falling across reads change nothing.
             let step = 1 + rng.below(8);
-            let pieces = parse_in_pieces(&data, catalogue.config(), step);
+            let pieces = parse_in_pieces(&data, catalogue.config().repeated(Repeated::Last), step);
             assert_same(&drained, &pieces, &format!("read {step} at a time"));
             let Ok(text) = std::str::from_utf8(&data) else {
                 continue;
@@ -98,6 +99,11 @@ fn mutated_documents_never_panic_and_agree_with_the_dom_when_valid() {
             // Custom entities are refused here but expanded by roxmltree, and
             // `xsi:` is matched by prefix, not namespace (documented gaps).
             if text.contains("<!DOCTYPE") || text.matches(XSI_DECLARATION).count() != 1 {
+                continue;
+            }
+            // roxmltree does not check the XML declaration's syntax
+            // (it accepts `version=".0"`); this source does.
+            if !text.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n") {
                 continue;
             }
             let tag = layout.row_tag();

@@ -169,6 +169,6 @@ fn default_utf8_with_latin1_bytes_says_how_to_fix_it() {
     let (message, _) = failure(b"<r><p a='caf\xE9'/></r>", XmlConfig::new("p", ["a"]));
     assert_eq!(
         message,
-        "t.xml:1:13: invalid UTF-8 (declare the encoding in `<?xml … encoding=\"…\"?>` if the input is not UTF-8)"
+        "t.xml:1:13: invalid UTF-8 at byte offset 12 (declare the encoding in `<?xml … encoding=\"…\"?>` if the input is not UTF-8)"
     );
 }

@@ -1,0 +1,136 @@
+//! What a PostgreSQL import writes where, and how.
+
+use postgres::Config;
+
+use crate::PgError;
+
+/// What to do with a row whose key is already in the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Plain `COPY`: a duplicate key fails the batch.
+    #[default]
+    Insert,
+    /// Keep the row already there (`ON CONFLICT DO NOTHING`); within a
+    /// batch the first of two equal keys wins.
+    Ignore,
+    /// Update the existing row's listed columns (`ON CONFLICT (key) DO
+    /// UPDATE`); within a batch the last of two equal keys wins.
+    Upsert,
+    /// Delete the existing row, insert the new one (unlisted columns get
+    /// their defaults); within a batch the last of two equal keys wins.
+    Replace,
+    /// Empty the table when a fresh import starts, then insert.
+    Truncate,
+}
+
+/// How rows travel in `COPY … FROM STDIN`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CopyFormat {
+    /// Binary when every column's type has a binary encoding here, else text.
+    #[default]
+    Auto,
+    /// `FORMAT binary`; an error if a column's type has no encoder here.
+    Binary,
+    /// `FORMAT text`: the server parses every value, any type.
+    Text,
+}
+
+/// The destination of a PostgreSQL import: server, table, columns, mode.
+#[derive(Debug, Clone)]
+pub struct PgConfig {
+    /// `postgres://user[:password]@host[:port]/database` (or `postgresql://`).
+    pub url: String,
+    /// The table, `name` or `schema.name`.
+    pub table: String,
+    /// The columns each row fills, in row order.
+    pub columns: Vec<String>,
+    /// What to do with existing keys.
+    pub mode: Mode,
+    /// The COPY format.
+    pub format: CopyFormat,
+    /// SQL run on every connection as it opens, in order.
+    pub init_commands: Vec<String>,
+}
+
+impl PgConfig {
+    /// A plain insert of `columns` into `table`.
+    pub fn new(url: impl Into<String>, table: impl Into<String>, columns: &[&str]) -> Self {
+        PgConfig {
+            url: url.into(),
+            table: table.into(),
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            mode: Mode::Insert,
+            format: CopyFormat::Auto,
+            init_commands: Vec::new(),
+        }
+    }
+
+    /// Sets the mode.
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Sets the COPY format.
+    pub fn format(mut self, format: CopyFormat) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// Adds SQL to run on every connection as it opens.
+    pub fn init_command(mut self, sql: impl Into<String>) -> Self {
+        self.init_commands.push(sql.into());
+        self
+    }
+
+    /// The driver's configuration: the URL's, with the password from
+    /// `PGPASSWORD` when the URL has none.
+    ///
+    /// # Errors
+    ///
+    /// [`PgError::Config`] for a URL the driver cannot read (the message
+    /// does not repeat the URL, which may hold a password).
+    pub fn driver_config(&self) -> Result<Config, PgError> {
+        driver_config(&self.url)
+    }
+}
+
+/// The driver's configuration of `url` (see [`PgConfig::driver_config`]).
+///
+/// # Errors
+///
+/// [`PgError::Config`] for a URL the driver cannot read.
+pub fn driver_config(url: &str) -> Result<Config, PgError> {
+    let mut config: Config = url
+        .parse()
+        .map_err(|e| PgError::Config(format!("cannot read the PostgreSQL URL: {e}")))?;
+    if config.get_password().is_none() {
+        if let Ok(password) = std::env::var("PGPASSWORD") {
+            config.password(password);
+        }
+    }
+    if config.get_application_name().is_none() {
+        config.application_name("ringpipe");
+    }
+    Ok(config)
+}
+
+/// Whether `url` names a PostgreSQL server.
+pub fn is_postgres_url(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_both_schemes_and_hides_bad_urls() {
+        assert!(is_postgres_url("postgresql://u@h/db"));
+        assert!(!is_postgres_url("mysql://u@h/db"));
+        let config = driver_config("postgres://u:secret@127.0.0.1:5432/test").unwrap();
+        assert_eq!(config.get_dbname(), Some("test"));
+        let error = driver_config("postgres://u:secret@h:notaport/db").unwrap_err();
+        assert!(!error.to_string().contains("secret"), "{error}");
+    }
+}

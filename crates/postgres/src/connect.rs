@@ -1,0 +1,23 @@
+//! Opening a connection: the URL's settings, then the init commands.
+
+use postgres::{Client, NoTls};
+
+use crate::config::driver_config;
+use crate::PgError;
+
+/// A connection to `url` that has run `init_commands`.
+///
+/// # Errors
+///
+/// When the server cannot be reached or an init command fails.
+pub fn connect(url: &str, init_commands: &[String]) -> Result<Client, PgError> {
+    let mut client = driver_config(url)?
+        .connect(NoTls)
+        .map_err(|e| PgError::server(e, "connecting to PostgreSQL"))?;
+    for sql in init_commands {
+        client
+            .batch_execute(sql)
+            .map_err(|e| PgError::server(e, "running an init command"))?;
+    }
+    Ok(client)
+}

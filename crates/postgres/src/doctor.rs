@@ -1,0 +1,191 @@
+//! The PostgreSQL settings that decide bulk-load speed, read and judged.
+
+use std::fmt;
+
+use crate::connect::connect;
+use crate::PgError;
+
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// Fine for bulk loads.
+    Ok,
+    /// Worth knowing; costs some speed or is a deliberate trade-off.
+    Info,
+    /// A trap: fix it before a large import.
+    Warn,
+}
+
+/// One setting, its value and what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The setting.
+    pub setting: String,
+    /// Its value, with its unit.
+    pub value: String,
+    /// How much it matters.
+    pub severity: Severity,
+    /// Why.
+    pub reason: String,
+    /// How to change it (empty when nothing to do).
+    pub fix: String,
+}
+
+/// The doctor's verdict on one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DoctorReport {
+    /// `version()`.
+    pub server_version: String,
+    /// One finding per inspected setting.
+    pub findings: Vec<Finding>,
+}
+
+const SETTINGS: &str = "SELECT name, setting, coalesce(unit, '') FROM pg_settings \
+     WHERE name IN ('synchronous_commit', 'wal_level', 'max_wal_size', \
+     'maintenance_work_mem', 'fsync', 'full_page_writes')";
+
+/// Reads the server's settings and judges them for bulk loads.
+///
+/// # Errors
+///
+/// Connection or server errors.
+pub fn doctor(url: &str) -> Result<DoctorReport, PgError> {
+    let mut client = connect(url, &[])?;
+    let context = "reading the server's settings";
+    let version: String = client
+        .query_one("SELECT version()", &[])
+        .map_err(|e| PgError::server(e, context))?
+        .get(0);
+    let rows = client
+        .query(SETTINGS, &[])
+        .map_err(|e| PgError::server(e, context))?;
+    let mut findings: Vec<Finding> = rows
+        .iter()
+        .map(|row| judge(row.get(0), row.get(1), row.get(2)))
+        .collect();
+    findings.push(Finding {
+        setting: "unlogged tables".into(),
+        value: "per table".into(),
+        severity: Severity::Info,
+        reason: "an UNLOGGED table writes no WAL (much faster loads), but a crash empties it, \
+                 so an interrupted import cannot resume from it"
+            .into(),
+        fix: "ALTER TABLE t SET UNLOGGED for a load you can redo; SET LOGGED after".into(),
+    });
+    Ok(DoctorReport {
+        server_version: version,
+        findings,
+    })
+}
+
+/// `setting` in megabytes, given pg_settings' unit (`8kB`, `kB`, `MB`).
+fn megabytes(setting: &str, unit: &str) -> Option<u64> {
+    let value: u64 = setting.parse().ok()?;
+    Some(match unit {
+        "MB" => value,
+        "kB" => value / 1024,
+        "8kB" => value * 8 / 1024,
+        _ => return None,
+    })
+}
+
+/// The finding on one setting.
+fn judge(name: &str, setting: &str, unit: &str) -> Finding {
+    let mb = megabytes(setting, unit);
+    let (severity, reason, fix) = match (name, setting) {
+        ("synchronous_commit", "off") => (
+            Severity::Ok,
+            "commits do not wait for the WAL flush; a server crash can lose the last commits \
+             with their checkpoints (a resume stays exact; a finished import may miss its tail)",
+            "",
+        ),
+        ("synchronous_commit", _) => (
+            Severity::Info,
+            "every batch's COMMIT waits for its WAL to reach disk",
+            "--init-command \"SET synchronous_commit = off\" (a crash loses rows and their \
+             checkpoints together, so a resume stays exact)",
+        ),
+        ("wal_level", "minimal") => (
+            Severity::Ok,
+            "the least WAL; no replication or point-in-time recovery",
+            "",
+        ),
+        ("wal_level", _) => (
+            Severity::Info,
+            "every row is written to the WAL as well (needed for replicas and backups)",
+            "keep it for a replicated server; an UNLOGGED table skips the WAL instead",
+        ),
+        ("max_wal_size", _) if mb.is_some_and(|mb| mb < 4096) => (
+            Severity::Warn,
+            "a large load fills it quickly and forces frequent checkpoints (full-page writes)",
+            "ALTER SYSTEM SET max_wal_size = '8GB'; SELECT pg_reload_conf();",
+        ),
+        ("max_wal_size", _) => (
+            Severity::Ok,
+            "room for a large load between checkpoints",
+            "",
+        ),
+        ("maintenance_work_mem", _) if mb.is_some_and(|mb| mb < 256) => (
+            Severity::Info,
+            "index builds after a load (CREATE INDEX, ADD PRIMARY KEY) sort in this much memory",
+            "SET maintenance_work_mem = '1GB' in the session that builds the indexes",
+        ),
+        ("maintenance_work_mem", _) => (Severity::Ok, "enough for index builds", ""),
+        ("fsync", "off") | ("full_page_writes", "off") => (
+            Severity::Warn,
+            "a crash can corrupt the whole cluster, not just lose the last commits",
+            "turn it back on outside a throwaway test cluster",
+        ),
+        _ => (Severity::Ok, "safe", ""),
+    };
+    Finding {
+        setting: name.into(),
+        value: match mb {
+            Some(mb) => format!("{mb}MB"),
+            None => format!("{setting}{unit}"),
+        },
+        severity,
+        reason: reason.into(),
+        fix: fix.into(),
+    }
+}
+
+impl fmt::Display for DoctorReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "server {}", self.server_version)?;
+        for finding in &self.findings {
+            let tag = match finding.severity {
+                Severity::Ok => "ok  ",
+                Severity::Info => "info",
+                Severity::Warn => "WARN",
+            };
+            writeln!(
+                f,
+                "[{tag}] {} = {}: {}",
+                finding.setting, finding.value, finding.reason
+            )?;
+            if !finding.fix.is_empty() {
+                writeln!(f, "       fix: {}", finding.fix)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn judges_sizes_in_their_units() {
+        assert_eq!(megabytes("1024", "MB"), Some(1024));
+        assert_eq!(megabytes("65536", "kB"), Some(64));
+        assert_eq!(megabytes("131072", "8kB"), Some(1024));
+        assert_eq!(judge("max_wal_size", "1024", "MB").severity, Severity::Warn);
+        assert_eq!(
+            judge("synchronous_commit", "off", "").severity,
+            Severity::Ok
+        );
+        assert_eq!(judge("fsync", "off", "").severity, Severity::Warn);
+    }
+}

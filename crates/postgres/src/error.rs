@@ -1,0 +1,138 @@
+//! The sink's error type and which server errors are worth a retry.
+//!
+//! Neither the `postgres` crate nor the server says which errors a replay
+//! can cure; that judgement lives in [`PgError::is_retryable`], by SQLSTATE.
+
+use postgres::error::SqlState;
+use ringpipe_pipeline::Retryable;
+
+/// Everything that can go wrong between the sink and the server.
+///
+/// `Display` never contains a password: the URL is never shown, and the
+/// server's messages do not carry credentials.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PgError {
+    /// The configuration is unusable (bad URL, bad identifier, no key, ...).
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// The server (or the connection to it) failed while doing `context`.
+    #[error("{context}: {}", describe(source))]
+    Server {
+        /// What the sink was doing.
+        context: String,
+        /// The driver's error.
+        source: postgres::Error,
+    },
+    /// Sending to the server failed (`lost`: the connection is gone).
+    #[error("{context}: {source}")]
+    Io {
+        /// What the sink was doing.
+        context: &'static str,
+        /// The error.
+        source: std::io::Error,
+        /// Whether the connection is closed since.
+        lost: bool,
+    },
+    /// A value cannot be sent as its column's type (record `record`).
+    #[error("record {record}, column {column:?}: {why}")]
+    BadValue {
+        /// The record's number in the input (1-based).
+        record: u64,
+        /// The column's name.
+        column: String,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+impl PgError {
+    /// Wraps a driver error with what the sink was doing.
+    pub(crate) fn server(source: postgres::Error, context: impl Into<String>) -> Self {
+        PgError::Server {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// The SQLSTATE of a server error, if it is one.
+    pub fn sqlstate(&self) -> Option<&str> {
+        match self {
+            PgError::Server { source, .. } => source.code().map(SqlState::code),
+            _ => None,
+        }
+    }
+
+    /// Whether the connection is gone (closed, or the error is not the
+    /// server's but the socket's).
+    pub(crate) fn lost_connection(&self) -> bool {
+        match self {
+            PgError::Server { source, .. } => source.is_closed() || source.as_db_error().is_none(),
+            PgError::Io { source, lost, .. } => *lost || source.is_retryable(),
+            _ => false,
+        }
+    }
+}
+
+/// Whether a SQLSTATE names a failure that a replay may not meet again.
+pub fn retryable_sqlstate(code: &str) -> bool {
+    matches!(
+        code,
+        // serialization_failure, deadlock_detected
+        "40001" | "40P01"
+        // admin_shutdown, crash_shutdown, cannot_connect_now
+        | "57P01" | "57P02" | "57P03"
+        // too_many_connections
+        | "53300"
+    ) || code.starts_with("08") // connection exceptions
+}
+
+impl Retryable for PgError {
+    /// Serialization failures, deadlocks, shutdowns, connection errors and
+    /// a closed connection are retryable; data and schema errors are not.
+    fn is_retryable(&self) -> bool {
+        match self.sqlstate() {
+            Some(code) => retryable_sqlstate(code),
+            None => self.lost_connection(),
+        }
+    }
+}
+
+/// The server's message with its SQLSTATE, detail and hint, or the
+/// driver's own message.
+fn describe(error: &postgres::Error) -> String {
+    let Some(db) = error.as_db_error() else {
+        return error.to_string();
+    };
+    let mut text = format!("{} {}: {}", db.severity(), db.code().code(), db.message());
+    if let Some(detail) = db.detail() {
+        text.push_str(&format!(" (detail: {detail})"));
+    }
+    if let Some(hint) = db.hint() {
+        text.push_str(&format!(" (hint: {hint})"));
+    }
+    if let Some(context) = db.where_() {
+        text.push_str(&format!(" (where: {context})"));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlstates_are_classified() {
+        for code in ["40001", "40P01", "57P01", "08006", "08000", "53300"] {
+            assert!(retryable_sqlstate(code), "{code}");
+        }
+        for code in ["23505", "22P02", "42P01", "22001", "23502"] {
+            assert!(!retryable_sqlstate(code), "{code}");
+        }
+    }
+
+    #[test]
+    fn configuration_errors_are_fatal() {
+        assert!(!PgError::Config("x".into()).is_retryable());
+    }
+}

@@ -1,0 +1,158 @@
+//! Shared helpers: the server, a table that drops itself, a source of rows.
+
+use postgres::{Client, NoTls};
+use ringpipe_pipeline::{RecordPosition, Row, Source};
+
+/// The test server's URL.
+pub fn url() -> String {
+    std::env::var("RINGPIPE_TEST_PG_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+}
+
+/// A plain connection.
+pub fn client() -> Client {
+    Client::connect(&url(), NoTls).expect("PostgreSQL at RINGPIPE_TEST_PG_URL")
+}
+
+/// A table created by `ddl` (with `{t}` for its name), dropped on drop
+/// with its checkpoints.
+pub struct Table {
+    pub name: String,
+    client: Client,
+}
+
+impl Table {
+    pub fn new(name: &str, ddl: &str) -> Table {
+        let mut client = client();
+        let drop = format!("DROP TABLE IF EXISTS \"{name}\"");
+        client.batch_execute(&drop).unwrap();
+        client.batch_execute(&ddl.replace("{t}", name)).unwrap();
+        Table {
+            name: name.into(),
+            client,
+        }
+    }
+
+    pub fn exec(&mut self, sql: &str) {
+        self.client
+            .batch_execute(&sql.replace("{t}", &self.name))
+            .unwrap();
+    }
+
+    /// Every row as text (`None` for NULL), in the order of `order`.
+    pub fn rows(&mut self, columns: &str, order: &str) -> Vec<Vec<Option<String>>> {
+        let sql = format!("SELECT {columns} FROM \"{}\" ORDER BY {order}", self.name);
+        let rows = self.client.query(&sql, &[]).unwrap();
+        rows.iter()
+            .map(|row| (0..row.len()).map(|i| row.get(i)).collect())
+            .collect()
+    }
+
+    /// Row count and a content hash computed by the server.
+    pub fn hash(&mut self) -> (i64, String) {
+        let sql = format!(
+            "SELECT count(*), coalesce(md5(string_agg(t::text, '|' ORDER BY id)), '') FROM \"{}\" t",
+            self.name
+        );
+        let row = self.client.query_one(&sql, &[]).unwrap();
+        (row.get(0), row.get(1))
+    }
+
+    /// Checkpoint rows left for this table.
+    pub fn checkpoints(&mut self) -> i64 {
+        let sql = "SELECT count(*) FROM ringpipe_checkpoint WHERE target_table = $1";
+        self.client.query_one(sql, &[&self.name]).unwrap().get(0)
+    }
+}
+
+impl Drop for Table {
+    fn drop(&mut self) {
+        let _ = self
+            .client
+            .batch_execute(&format!("DROP TABLE IF EXISTS \"{}\"", self.name));
+        let _ = self.client.execute(
+            "DELETE FROM ringpipe_checkpoint WHERE target_table = $1",
+            &[&self.name],
+        );
+    }
+}
+
+/// One value of a test row.
+#[derive(Debug, Clone)]
+pub enum Cell {
+    Null,
+    Text(String),
+    Bytes(Vec<u8>),
+}
+
+/// A source of fixed rows.
+pub struct Rows {
+    columns: Vec<String>,
+    rows: Vec<Vec<Cell>>,
+    next: usize,
+}
+
+impl Rows {
+    pub fn new(columns: &[&str], rows: Vec<Vec<Cell>>) -> Rows {
+        Rows {
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            rows,
+            next: 0,
+        }
+    }
+
+    /// Rows of text, `None` for NULL.
+    pub fn text(columns: &[&str], rows: &[&[Option<&str>]]) -> Rows {
+        let rows = rows
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|v| v.map_or(Cell::Null, |v| Cell::Text(v.into())))
+                    .collect()
+            })
+            .collect();
+        Rows::new(columns, rows)
+    }
+
+    /// `n` generated rows `(id, name)`.
+    pub fn numbered(n: u64) -> Rows {
+        let rows = (1..=n)
+            .map(|i| {
+                vec![
+                    Cell::Text(i.to_string()),
+                    Cell::Text(format!("name\t{i}\\'\"")),
+                ]
+            })
+            .collect();
+        Rows::new(&["id", "name"], rows)
+    }
+}
+
+impl Source for Rows {
+    type Error = std::io::Error;
+
+    fn columns(&self) -> &[String] {
+        &self.columns
+    }
+
+    fn next_row(&mut self, row: &mut Row) -> Result<bool, std::io::Error> {
+        let Some(cells) = self.rows.get(self.next) else {
+            return Ok(false);
+        };
+        self.next += 1;
+        row.clear();
+        for (i, cell) in cells.iter().enumerate() {
+            match cell {
+                Cell::Null => {}
+                Cell::Text(text) => row.set(i, text),
+                Cell::Bytes(bytes) => row.set_bytes(i, bytes),
+            }
+        }
+        row.set_position(RecordPosition {
+            record: self.next as u64,
+            line: self.next as u64,
+            ..RecordPosition::default()
+        });
+        Ok(true)
+    }
+}

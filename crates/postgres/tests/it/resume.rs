@@ -1,0 +1,147 @@
+//! Exactly once: an interrupted import resumed, a killed connection replayed.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use postgres::{Client, NoTls};
+use ringpipe_pipeline::{Checkpoint, Import, Row, Sink, StoredCheckpoint, Target};
+use ringpipe_postgres::{PgConfig, PgError, PgSink, PgTarget};
+
+use crate::common::{url, Rows, Table};
+
+const DDL: &str = "CREATE TABLE {t} (id bigint PRIMARY KEY, name text NOT NULL)";
+const ROWS: u64 = 20_000;
+
+/// A target whose sinks fail (fatally) or kill their connections at a commit.
+struct Faulty {
+    inner: PgTarget,
+    /// The shard and commit number (0-based) at which to act.
+    at: (usize, usize),
+    /// Kill every connection of `app` instead of failing.
+    kill: Option<String>,
+    done: AtomicBool,
+}
+
+struct FaultySink<'a> {
+    inner: PgSink,
+    commits: usize,
+    shard: usize,
+    target: &'a Faulty,
+}
+
+// The pipeline wants 'static sinks: leak the test's target.
+impl Target for &'static Faulty {
+    type Sink = FaultySink<'static>;
+
+    fn prepare(&self, resuming: bool) -> Result<(), PgError> {
+        self.inner.prepare(resuming)
+    }
+    fn open(&self, shard: usize) -> Result<FaultySink<'static>, PgError> {
+        let inner = self.inner.open(shard)?;
+        Ok(FaultySink {
+            inner,
+            commits: 0,
+            shard,
+            target: self,
+        })
+    }
+    fn checkpoints(&self) -> Result<Vec<StoredCheckpoint>, PgError> {
+        self.inner.checkpoints()
+    }
+    fn clear_checkpoints(&self) -> Result<(), PgError> {
+        self.inner.clear_checkpoints()
+    }
+}
+
+impl Sink for FaultySink<'static> {
+    type Error = PgError;
+    fn begin(&mut self) -> Result<(), PgError> {
+        self.inner.begin()
+    }
+    fn write(&mut self, row: &Row) -> Result<(), PgError> {
+        self.inner.write(row)
+    }
+    fn commit(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), PgError> {
+        let now = (self.shard, self.commits) == self.target.at;
+        self.commits += 1;
+        // Relaxed: the flag only makes the fault happen once.
+        if now && !self.target.done.swap(true, Ordering::Relaxed) {
+            match &self.target.kill {
+                None => return Err(PgError::Config("injected failure".into())),
+                Some(app) => {
+                    let mut admin = Client::connect(&url(), NoTls).unwrap();
+                    let sql = "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                               WHERE application_name = $1";
+                    let killed: i64 = admin.query_one(sql, &[app]).unwrap().get(0);
+                    assert!(killed >= 1);
+                }
+            }
+        }
+        self.inner.commit(checkpoint)
+    }
+    fn rollback(&mut self) -> Result<(), PgError> {
+        self.inner.rollback()
+    }
+}
+
+fn import<T: Target>(target: T) -> Import<T> {
+    Import::new(target)
+        .shards(2)
+        .batch_rows(1_000)
+        .checkpoints("numbered 20000", "id,name")
+}
+
+/// The count and hash of an uninterrupted import of the same rows.
+fn reference(name: &str) -> (i64, String) {
+    let mut table = Table::new(name, DDL);
+    let config = PgConfig::new(url(), name, &["id", "name"]);
+    import(PgTarget::new(config))
+        .run(vec![Rows::numbered(ROWS)])
+        .unwrap();
+    table.hash()
+}
+
+#[test]
+fn pg_resume_after_a_failure_is_exact() {
+    let name = "pg_resume_failure";
+    let mut table = Table::new(name, DDL);
+    let config = PgConfig::new(url(), name, &["id", "name"]);
+    let faulty: &'static Faulty = Box::leak(Box::new(Faulty {
+        inner: PgTarget::new(config.clone()),
+        at: (1, 4),
+        kill: None,
+        done: AtomicBool::new(false),
+    }));
+    let failure = import(faulty).run(vec![Rows::numbered(ROWS)]).unwrap_err();
+    assert!(failure.to_string().contains("injected"), "{failure}");
+    let (partial, _) = table.hash();
+    assert!(partial > 0 && partial < ROWS as i64, "{partial}");
+    assert_eq!(table.checkpoints(), 2);
+    let summary = import(PgTarget::new(config))
+        .resume(true)
+        .run(vec![Rows::numbered(ROWS)])
+        .unwrap();
+    assert_eq!(summary.rows_written as i64 + partial, ROWS as i64);
+    assert_eq!(table.hash(), reference("pg_resume_failure_ref"));
+    assert_eq!(table.checkpoints(), 0);
+}
+
+#[test]
+fn pg_resume_a_killed_connection_is_replayed_exactly() {
+    let name = "pg_resume_killed";
+    let mut table = Table::new(name, DDL);
+    let app = "ringpipe_pg_resume_killed";
+    let config = PgConfig::new(
+        format!("{}?application_name={app}", url()),
+        name,
+        &["id", "name"],
+    );
+    let faulty: &'static Faulty = Box::leak(Box::new(Faulty {
+        inner: PgTarget::new(config),
+        at: (0, 3),
+        kill: Some(app.into()),
+        done: AtomicBool::new(false),
+    }));
+    let summary = import(faulty).run(vec![Rows::numbered(ROWS)]).unwrap();
+    assert!(summary.rewinds >= 1, "{summary:?}");
+    assert_eq!(table.hash(), reference("pg_resume_killed_ref"));
+}

@@ -1,0 +1,96 @@
+//! How a text input maps onto columns.
+
+use std::path::Path;
+
+/// Settings shared by the CSV and JSON Lines sources.
+#[derive(Debug, Clone)]
+pub struct TextConfig {
+    /// The columns each row fills, in order (fields are matched by name).
+    pub columns: Vec<String>,
+    /// A field named by no column is an error instead of being skipped.
+    pub strict: bool,
+    /// CSV: the field delimiter (default `,`).
+    pub delimiter: u8,
+    /// CSV: a field equal to this is `NULL` (default: none; an empty field
+    /// is the empty string).
+    pub null_string: Option<String>,
+}
+
+impl TextConfig {
+    /// Fill `columns` from the fields of the same names.
+    pub fn new<I, S>(columns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        TextConfig {
+            columns: columns.into_iter().map(Into::into).collect(),
+            strict: false,
+            delimiter: b',',
+            null_string: None,
+        }
+    }
+
+    /// Sets strictness about unknown fields.
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// Sets the CSV delimiter.
+    pub fn delimiter(mut self, delimiter: u8) -> Self {
+        self.delimiter = delimiter;
+        self
+    }
+
+    /// Sets the CSV null string.
+    pub fn null_string(mut self, null: impl Into<String>) -> Self {
+        self.null_string = Some(null.into());
+        self
+    }
+
+    /// The index of column `name`.
+    pub(crate) fn column(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c == name)
+    }
+}
+
+/// The text formats, as a file's extension names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Comma- (or otherwise) separated values with a header row.
+    Csv,
+    /// One JSON object per line.
+    Jsonl,
+}
+
+impl Format {
+    /// The format a file name says (`.csv`, `.jsonl`, `.ndjson`, also
+    /// under `.gz`), if any.
+    pub fn from_path(path: &Path) -> Option<Format> {
+        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+        let name = name.strip_suffix(".gz").unwrap_or(&name);
+        if name.ends_with(".csv") || name.ends_with(".tsv") {
+            Some(Format::Csv)
+        } else if name.ends_with(".jsonl") || name.ends_with(".ndjson") {
+            Some(Format::Jsonl)
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_by_extension() {
+        assert_eq!(Format::from_path(Path::new("a.CSV")), Some(Format::Csv));
+        assert_eq!(
+            Format::from_path(Path::new("d/a.jsonl.gz")),
+            Some(Format::Jsonl)
+        );
+        assert_eq!(Format::from_path(Path::new("a.xml")), None);
+    }
+}

@@ -1,0 +1,37 @@
+//! Why a text source stopped.
+
+/// A CSV or JSON Lines source's error: where, which record, what was expected.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TextError {
+    /// The input cannot be read.
+    #[error("{input}: {source}")]
+    Io {
+        /// The input's name.
+        input: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The input is not what its format allows.
+    #[error("{input}:{line}:{column}: record {record}: {expected}")]
+    Syntax {
+        /// The input's name.
+        input: String,
+        /// 1-based line.
+        line: u64,
+        /// 1-based column (CSV: the field's number; JSON: the character).
+        column: u64,
+        /// 1-based record number (0: the header).
+        record: u64,
+        /// What was expected, and what was found.
+        expected: String,
+    },
+    /// The header or the fields do not fit the columns.
+    #[error("{input}: {why}")]
+    Mapping {
+        /// The input's name.
+        input: String,
+        /// What does not fit.
+        why: String,
+    },
+}

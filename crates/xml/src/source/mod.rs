@@ -1,0 +1,428 @@
+//! [`XmlSource`]: the pull loop that turns parser events into rows.
+
+use std::io::{self, Read};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use ringpipe_pipeline::{RecordPosition, Row, Source, SourceProgress};
+
+mod fail;
+mod step;
+
+use crate::config::{XmlConfig, TOKEN_SLACK};
+use crate::diagnose::Fault;
+use crate::document::Document;
+use crate::encoding::Charset;
+use crate::error::{ErrorPosition, XmlError};
+use crate::input::{self, Counting, PrepareError};
+use crate::lexer::Lexer;
+use crate::record::RecordReader;
+use crate::region::{self, PendingRegion, Plan, RegionReader};
+use crate::usage::ColumnUsage;
+use crate::window::Window;
+use step::{step, RegionEnd, Step};
+
+/// A streaming [`Source`] of rows from an XML document.
+///
+/// Memory stays bounded by the largest single token (tag, text run,
+/// comment), itself bounded by [`Limits::max_value_bytes`](crate::Limits),
+/// whatever the size of the file.
+///
+/// # Examples
+///
+/// ```
+/// use ringpipe_pipeline::{Row, Source};
+/// use ringpipe_xml::{XmlConfig, XmlSource};
+///
+/// let xml = r#"<rows xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><row><field name="id">1</field><field name="note" xsi:nil="true"/></row></rows>"#;
+/// let config = XmlConfig::new("row", ["id", "note"]);
+/// let mut source = XmlSource::from_reader("dump.xml", xml.as_bytes(), config)?;
+/// let mut row = Row::with_columns(2);
+/// assert!(source.next_row(&mut row)?);
+/// assert_eq!((row.text(0), row.text(1)), (Some("1"), None));
+/// assert!(!source.next_row(&mut row)?);
+/// # Ok::<(), ringpipe_xml::XmlError>(())
+/// ```
+pub struct XmlSource {
+    name: String,
+    columns: Vec<String>,
+    lexer: Lexer,
+    document: Document,
+    record: RecordReader,
+    charset: Charset,
+    /// Records emitted, counting from the start of the input (a region's
+    /// source starts at its first record's number).
+    records: u64,
+    /// Records before this source's first (non-zero for a later region).
+    first_record: u64,
+    /// Where this source's region ends (see [`XmlSource::open_regions`]).
+    region_end: RegionEnd,
+    /// A later region waiting for the split plan; started on first read.
+    pending: Option<PendingRegion>,
+    /// Set once EOF or an error was returned; later calls return `Ok(false)`.
+    finished: bool,
+    /// A document without records is fine ([`XmlConfig::allow_empty`]).
+    allow_empty: bool,
+    /// Which columns received values, shared by all regions of the input.
+    usage: ColumnUsage,
+    /// Raw bytes read from the input (compressed bytes for gzip).
+    raw_bytes: Arc<AtomicU64>,
+    total_bytes: Option<u64>,
+}
+
+impl XmlSource {
+    /// Reads the file at `path`; `-` reads stdin. Gzip input (a `.gz` name,
+    /// or the gzip magic number) is decompressed.
+    ///
+    /// # Errors
+    ///
+    /// [`XmlError::Config`] for an unusable configuration, [`XmlError::Io`]
+    /// when the file cannot be opened or read, [`XmlError::Encoding`] when
+    /// its encoding is not supported.
+    pub fn open(path: impl AsRef<Path>, config: XmlConfig) -> Result<Self, XmlError> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        check_config(&name, &config)?;
+        let (raw, total) = input::open_path(path).map_err(|source| XmlError::Io {
+            position: ErrorPosition::input_only(&name),
+            source,
+        })?;
+        let gzip = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+        let usage = ColumnUsage::new(config.columns());
+        Self::build(name, raw, gzip, total, config, usage)
+    }
+
+    /// Reads `reader`, calling it `name` in messages. Gzip input (starting
+    /// with the gzip magic number) is decompressed.
+    ///
+    /// # Errors
+    ///
+    /// As for [`XmlSource::open`].
+    pub fn from_reader(
+        name: impl Into<String>,
+        reader: impl Read + Send + 'static,
+        config: XmlConfig,
+    ) -> Result<Self, XmlError> {
+        let name = name.into();
+        check_config(&name, &config)?;
+        let usage = ColumnUsage::new(config.columns());
+        Self::build(name, Box::new(reader), false, None, config, usage)
+    }
+
+    fn build(
+        name: String,
+        raw: Box<dyn Read + Send>,
+        gzip: bool,
+        total_bytes: Option<u64>,
+        config: XmlConfig,
+        usage: ColumnUsage,
+    ) -> Result<Self, XmlError> {
+        let raw_bytes = Arc::new(AtomicU64::new(0));
+        let counted = Box::new(Counting::new(raw, Arc::clone(&raw_bytes)));
+        let prepared = input::prepare(counted, gzip).map_err(|e| match e {
+            PrepareError::Io(source) => XmlError::Io {
+                position: ErrorPosition::input_only(&name),
+                source,
+            },
+            PrepareError::Encoding(message) => XmlError::Encoding {
+                position: ErrorPosition::input_only(&name),
+                message,
+            },
+        })?;
+        if prepared.charset != Charset::Utf8 {
+            log::debug!("{name}: transcoding from {}", prepared.charset.name());
+        }
+        let limits = config.limits();
+        let window = Window::new(
+            prepared.reader,
+            prepared.start,
+            limits.max_value_bytes + TOKEN_SLACK,
+            limits.max_value_bytes as u64,
+        );
+        Ok(XmlSource {
+            name,
+            columns: config.columns().to_vec(),
+            lexer: Lexer::new(window),
+            document: Document::new(limits.max_depth, limits.max_attributes),
+            record: RecordReader::new(&config, usage.clone()),
+            allow_empty: config.allows_empty(),
+            usage,
+            charset: prepared.charset,
+            records: 0,
+            first_record: 0,
+            region_end: RegionEnd::Input,
+            pending: None,
+            finished: false,
+            raw_bytes,
+            total_bytes,
+        })
+    }
+
+    /// Splits the plain file at `path` into at most `regions` regions that
+    /// can be parsed in parallel, one source each, in file order.
+    ///
+    /// Each region starts at a record's start tag, at or after an equal
+    /// share of the file's bytes; its rows carry the positions and record
+    /// numbers of the whole file. The split points are found on a thread of
+    /// their own, by a scan of the file with the lexer alone, while the
+    /// first region already reads; a later region starts on its first
+    /// `next_row` once its split point is known. For progress, the first
+    /// source reports the whole file's size as its total and the others
+    /// none, so the sum of the sources' readings is the file's.
+    ///
+    /// Gzip, stdin, pipes and input in another encoding than UTF-8 come
+    /// back as one source. When the records run out before a split point (or the markup
+    /// before it is malformed), the regions from there on emit nothing and
+    /// the one before them reads on to the end of the file.
+    ///
+    /// # Errors
+    ///
+    /// As for [`XmlSource::open`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringpipe_pipeline::{Row, Source};
+    /// use ringpipe_xml::{XmlConfig, XmlSource};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("rows.xml");
+    /// let rows: String = (1..=100).map(|i| format!("<row><id>{i}</id></row>\n")).collect();
+    /// std::fs::write(&path, format!("<rows>\n{rows}</rows>\n"))?;
+    ///
+    /// let regions = XmlSource::open_regions(&path, XmlConfig::new("row", ["id"]), 2)?;
+    /// assert_eq!(regions.len(), 2);
+    /// let mut ids = Vec::new();
+    /// for mut source in regions {
+    ///     let mut row = Row::with_columns(1);
+    ///     while source.next_row(&mut row)? {
+    ///         ids.push(row.text(0).unwrap().parse::<u32>()?);
+    ///     }
+    /// }
+    /// assert_eq!(ids, (1..=100).collect::<Vec<_>>());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open_regions(
+        path: impl AsRef<Path>,
+        config: XmlConfig,
+        regions: usize,
+    ) -> Result<Vec<Self>, XmlError> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        check_config(&name, &config)?;
+        let io_error = |source| XmlError::Io {
+            position: ErrorPosition::input_only(&name),
+            source,
+        };
+        // Only a regular file can be read from several places: a pipe
+        // (stdin, `<(zcat …)`) would lose what a look at it consumed.
+        let file = path.as_os_str() != "-" && std::fs::metadata(path).is_ok_and(|m| m.is_file());
+        if regions <= 1 || !file || !region::splittable(path).map_err(io_error)? {
+            return Ok(vec![Self::open(path, config)?]);
+        }
+        let size = std::fs::metadata(path).map_err(io_error)?.len();
+        let plan = Plan::start(path, size, &config, regions).map_err(io_error)?;
+        let usage = ColumnUsage::new(config.columns());
+        let head = RegionReader::new(path, 0, Some((Arc::clone(&plan), 0))).map_err(io_error)?;
+        let mut first = Self::build(
+            name.clone(),
+            Box::new(head),
+            false,
+            Some(size),
+            config.clone(),
+            usage.clone(),
+        )?;
+        first.region_end = RegionEnd::Planned(Arc::clone(&plan), 0);
+        let mut sources = vec![first];
+        for index in 1..regions {
+            let mut source = Self::build(
+                name.clone(),
+                Box::new(io::empty()),
+                false,
+                None,
+                config.clone(),
+                usage.clone(),
+            )?;
+            source.pending = Some(PendingRegion {
+                path: path.to_owned(),
+                plan: Arc::clone(&plan),
+                index,
+                regions,
+                config: config.clone(),
+            });
+            sources.push(source);
+        }
+        Ok(sources)
+    }
+
+    /// Starts a later region once the plan knows where: `Ok(false)` when
+    /// the plan found fewer regions (this one is then empty).
+    fn start_region(&mut self, pending: PendingRegion) -> Result<bool, XmlError> {
+        let PendingRegion {
+            path,
+            plan,
+            index,
+            regions,
+            config,
+        } = pending;
+        let Some(boundary) = plan.boundary(index - 1) else {
+            return Ok(false);
+        };
+        let next = (index + 1 < regions).then(|| (Arc::clone(&plan), index));
+        let reader = RegionReader::new(&path, boundary.at.offset(), next).map_err(|source| {
+            XmlError::Io {
+                position: ErrorPosition::input_only(&self.name),
+                source,
+            }
+        })?;
+        let raw_bytes = Arc::clone(&self.raw_bytes);
+        let counted = Box::new(Counting::new(reader, raw_bytes));
+        let limits = config.limits();
+        let window = Window::starting_at(
+            counted,
+            boundary.at,
+            limits.max_value_bytes + TOKEN_SLACK,
+            limits.max_value_bytes as u64,
+        );
+        self.lexer = Lexer::new(window);
+        self.document = Document::resumed(
+            limits.max_depth,
+            limits.max_attributes,
+            &boundary.open,
+            boundary.declared,
+            boundary.namespaces,
+        );
+        if boundary
+            .open
+            .first()
+            .is_some_and(|root| root == "mysqldump")
+        {
+            self.record.keep_line_ends();
+        }
+        self.records = boundary.records_before;
+        self.first_record = boundary.records_before;
+        if index + 1 < regions {
+            self.region_end = RegionEnd::Planned(plan, index);
+        }
+        Ok(true)
+    }
+
+    /// Which columns have received a value so far; the handle is shared
+    /// by all regions of one input and stays valid after the sources are
+    /// dropped, for the import's summary.
+    pub fn column_usage(&self) -> ColumnUsage {
+        self.usage.clone()
+    }
+
+    /// The input's name as used in messages.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The name of the encoding the input is read in (`UTF-8` unless the
+    /// input declared or marked another).
+    pub fn encoding(&self) -> &'static str {
+        self.charset.name()
+    }
+
+    /// Reads tokens until a record is complete (`Ok(true)`) or the input ends.
+    fn fill(&mut self, row: &mut Row) -> Result<bool, XmlError> {
+        loop {
+            let step = self.lexer.next_token().and_then(|token| {
+                step(
+                    token,
+                    &mut self.document,
+                    &mut self.record,
+                    row,
+                    &self.region_end,
+                )
+            });
+            match step {
+                Ok(Step::Continue) => {}
+                Ok(Step::RecordStart) => self.set_position(row),
+                Ok(Step::WholeRecord) => {
+                    self.set_position(row);
+                    self.records += 1;
+                    return Ok(true);
+                }
+                Ok(Step::RecordEnd) => {
+                    self.records += 1;
+                    return Ok(true);
+                }
+                // A region that ends where the next starts has a record after it.
+                Ok(Step::End)
+                    if self.records == 0
+                        && !self.allow_empty
+                        && self.region_end.expected().is_none() =>
+                {
+                    let fault = Fault::NoRecords(self.record.no_records_message());
+                    return Err(self.fail(fault.into()));
+                }
+                Ok(Step::End) => return Ok(false),
+                Err(located) => return Err(self.fail(located)),
+            }
+        }
+    }
+
+    /// Records where the record that just started begins.
+    fn set_position(&mut self, row: &mut Row) {
+        let at = self.lexer.window().position();
+        row.set_position(RecordPosition {
+            record: self.records + 1,
+            line: at.line(),
+            column: at.column(),
+            byte_offset: at.offset(),
+        });
+    }
+}
+
+fn check_config(name: &str, config: &XmlConfig) -> Result<(), XmlError> {
+    config.validate().map_err(|message| XmlError::Config {
+        position: ErrorPosition::input_only(name),
+        message,
+    })
+}
+
+impl Source for XmlSource {
+    type Error = XmlError;
+
+    fn columns(&self) -> &[String] {
+        &self.columns
+    }
+
+    /// Fills `row` with the next record.
+    ///
+    /// After `Ok(false)` or an error, further calls return `Ok(false)`.
+    fn next_row(&mut self, row: &mut Row) -> Result<bool, XmlError> {
+        if self.finished {
+            return Ok(false);
+        }
+        if let Some(pending) = self.pending.take() {
+            let started = self.start_region(pending);
+            if !matches!(started, Ok(true)) {
+                self.finished = true;
+                return started;
+            }
+        }
+        row.clear();
+        let result = self.fill(row);
+        self.finished = !matches!(result, Ok(true));
+        result
+    }
+
+    fn records_before(&self) -> u64 {
+        self.first_record
+    }
+
+    fn progress(&self) -> SourceProgress {
+        SourceProgress {
+            // Relaxed: a statistic written by this same thread (see `Counting`).
+            bytes_read: self.raw_bytes.load(Ordering::Relaxed),
+            bytes_total: self.total_bytes,
+            records: self.records - self.first_record,
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! Nothing matched, repeated fields and namespaces: the cases where an
+//! importer could silently lose data.
+
+use ringpipe_xml::{Repeated, XmlConfig, XmlError, XmlSource};
+
+use crate::common::{drain, parse, rows, Values};
+
+fn values(row: &[&str]) -> Values {
+    row.iter()
+        .map(|v| (*v != "NULL").then(|| (*v).to_owned()))
+        .collect()
+}
+
+fn error(xml: &str, config: XmlConfig) -> String {
+    match parse(xml, config).error {
+        Some(error) => error.to_string(),
+        None => panic!("no error for {xml}"),
+    }
+}
+
+#[test]
+fn no_record_element_names_what_the_records_look_like() {
+    let xml =
+        "<catalogue>\n<product><id>1</id></product>\n<product><id>2</id></product>\n</catalogue>\n";
+    let message = error(xml, XmlConfig::new("row", ["id"]));
+    assert_eq!(
+        message,
+        "t.xml:5:1: no <row> element; the file's records look like <product> (at depth 2); \
+         use --row product"
+    );
+    assert!(matches!(
+        parse(xml, XmlConfig::new("row", ["id"])).error,
+        Some(XmlError::NoRecords { .. })
+    ));
+    // An empty export is fine when allowed; a broken one still is not.
+    let empty = parse(
+        "<mysqldump><database/></mysqldump>",
+        XmlConfig::new("row", ["id"]).allow_empty(true),
+    );
+    assert!(empty.error.is_none() && empty.rows.is_empty());
+    let broken = parse(
+        "<a><b></a>",
+        XmlConfig::new("row", ["id"]).allow_empty(true),
+    );
+    assert!(broken.error.is_some());
+}
+
+#[test]
+fn columns_that_never_got_a_value_are_reported() {
+    let xml = r#"<r xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+        <p><id>1</id><nme>typo</nme><note xsi:nil="true"/></p></r>"#;
+    let source = XmlSource::from_reader(
+        "t.xml",
+        xml.as_bytes(),
+        XmlConfig::new("p", ["id", "name", "note"]),
+    )
+    .unwrap();
+    let usage = source.column_usage();
+    assert_eq!(usage.unfilled(), ["id", "name", "note"], "before reading");
+    let drained = drain(source);
+    assert!(drained.error.is_none());
+    assert_eq!(usage.unfilled(), ["name"]);
+}
+
+#[test]
+fn a_repeated_field_is_an_error_by_default_with_its_position() {
+    let xml = "<r>\n<p><c>a</c></p>\n<p><c>b</c>\n  <c xml:lang=\"de\">c</c></p></r>";
+    assert_eq!(
+        error(xml, XmlConfig::new("p", ["c"])),
+        "t.xml:4:3: record 2: field `c` gives column `c` a second value in this record \
+         (use --repeated first|last|join, or map the fields apart)"
+    );
+    // An attribute and a child of the same name are two values too.
+    let both = r#"<r><p id="1"><id>2</id></p></r>"#;
+    assert!(error(both, XmlConfig::new("p", ["id"])).contains("field `id` gives column `id`"));
+}
+
+#[test]
+fn repeated_policies_first_last_join_and_per_column() {
+    let xml = r#"<r><p a="1"><c>x</c><c>y</c><c>z</c><a>2</a></p></r>"#;
+    let with = |config: XmlConfig| rows(xml, config);
+    let config = || XmlConfig::new("p", ["a", "c"]);
+    assert_eq!(
+        with(config().repeated(Repeated::First)),
+        [values(&["1", "x"])]
+    );
+    assert_eq!(
+        with(config().repeated(Repeated::Last)),
+        [values(&["2", "z"])]
+    );
+    assert_eq!(
+        with(config().repeated(Repeated::Join)),
+        [values(&["1\n2", "x\ny\nz"])]
+    );
+    assert_eq!(
+        with(
+            config()
+                .repeated(Repeated::Join)
+                .join_with(", ")
+                .repeated_for("a", Repeated::First)
+        ),
+        [values(&["1", "x, y, z"])]
+    );
+    assert!(
+        parse(xml, config().repeated_for("c", Repeated::Last))
+            .error
+            .is_some(),
+        "a stays error"
+    );
+    // A nil value joins nothing and replaces under `last`.
+    let nil = r#"<r xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><p><c>x</c><c xsi:nil="true"/></p></r>"#;
+    assert_eq!(
+        rows(nil, XmlConfig::new("p", ["c"]).repeated(Repeated::Join)),
+        [values(&["x"])]
+    );
+    assert_eq!(
+        rows(nil, XmlConfig::new("p", ["c"]).repeated(Repeated::Last)),
+        [values(&["NULL"])]
+    );
+}
+
+#[test]
+fn names_match_by_local_name_prefix_or_uri() {
+    let xml = r#"<feed xmlns="urn:atom" xmlns:g="urn:google" xmlns:h="urn:google">
+        <entry><title>T</title><g:price>9</g:price></entry>
+        <g:entry><h:title>U</h:title></g:entry></feed>"#;
+    assert_eq!(
+        rows(xml, XmlConfig::new("entry", ["title", "price"])),
+        [values(&["T", "9"]), values(&["U", "NULL"])]
+    );
+    assert_eq!(
+        rows(xml, XmlConfig::new("g:entry", ["title"])),
+        [values(&["U"])],
+        "g: is urn:google, also under the prefix h:"
+    );
+    assert_eq!(
+        rows(xml, XmlConfig::new("{urn:atom}entry", ["title"])),
+        [values(&["T"])]
+    );
+    // Same local name in two namespaces: repeated, unless mapped apart.
+    let two = r#"<r xmlns:a="urn:a" xmlns:b="urn:b"><p><a:id>1</a:id><b:id>2</b:id></p></r>"#;
+    assert!(error(two, XmlConfig::new("p", ["id"])).contains("field `b:id` gives column `id`"));
+    let apart = XmlConfig::new("p", ["id", "other"])
+        .rename("a:id", "id")
+        .rename("{urn:b}id", "other");
+    assert_eq!(rows(two, apart), [values(&["1", "2"])]);
+}
+
+#[test]
+fn namespace_declarations_are_never_fields() {
+    let xml = r#"<r><p xmlns="urn:x" xmlns:q="urn:q" q:xmlns="1" id="7"/></r>"#;
+    let config = XmlConfig::new("p", ["xmlns", "q", "id"]).strict(true);
+    assert_eq!(
+        rows(xml, config),
+        [values(&["1", "NULL", "7"])],
+        "q:xmlns is an attribute named xmlns in urn:q"
+    );
+}

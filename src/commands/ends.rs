@@ -1,0 +1,131 @@
+//! Which source and which sink an import uses: the input format (by
+//! `--format` or the file's extension) and the server (by the URL's
+//! scheme), with the flags that belong to only one of them.
+
+use ringpipe_mysql::WritePath;
+use ringpipe_postgres::{is_postgres_url, CopyFormat, Mode, PgConfig};
+use ringpipe_text::{CsvSource, Format, JsonlSource, TextConfig};
+
+use crate::cli::{FormatArg, ImportArgs, ModeArg, WritePathArg};
+use crate::error::CliError;
+use crate::hint;
+
+/// The input's format: `--format`, else the extension, else XML.
+pub fn format(args: &ImportArgs) -> FormatArg {
+    args.format.unwrap_or(match Format::from_path(&args.file) {
+        Some(Format::Csv) => FormatArg::Csv,
+        Some(Format::Jsonl) => FormatArg::Jsonl,
+        None => FormatArg::Xml,
+    })
+}
+
+/// Usage errors of flags that the chosen source or sink does not have.
+pub fn check_args(args: &ImportArgs) -> Result<(), CliError> {
+    let usage = |why: &str| Err(CliError::Usage(why.into()));
+    let postgres = is_postgres_url(&args.url);
+    let copy = matches!(
+        args.write_path,
+        Some(WritePathArg::CopyBinary | WritePathArg::CopyText)
+    );
+    if postgres && args.write_path.is_some() && !copy {
+        return usage("--write-path for PostgreSQL is copy-binary or copy-text");
+    }
+    if !postgres && copy {
+        return usage("--write-path copy-binary|copy-text is for a postgres:// URL");
+    }
+    if postgres && args.reject_file.is_some() {
+        return usage("--reject-file / --max-bad are not available for PostgreSQL yet");
+    }
+    let text = format(args) != FormatArg::Xml;
+    if text && (!args.maps.is_empty() || args.row != "row") {
+        return usage("--row and --map are for XML input");
+    }
+    if !args.delimiter.is_ascii() {
+        return usage("--delimiter must be one ASCII character");
+    }
+    Ok(())
+}
+
+/// The environment variable that carries a password to the URL's driver.
+pub fn password_var(url: &str) -> &'static str {
+    match is_postgres_url(url) {
+        true => "PGPASSWORD",
+        false => "MYSQL_PWD",
+    }
+}
+
+/// Every column of the target table.
+pub fn table_columns(args: &ImportArgs) -> Result<Vec<String>, CliError> {
+    Ok(match is_postgres_url(&args.url) {
+        true => ringpipe_postgres::table_columns(&args.url, &args.table)?,
+        false => ringpipe_mysql::table_columns(&args.url, &args.table)
+            .map_err(|e| CliError::Described(hint::database(&e, &args.url, &args.table)))?,
+    })
+}
+
+fn text_config(args: &ImportArgs, columns: &[String]) -> TextConfig {
+    let mut config = TextConfig::new(columns.iter().cloned())
+        .strict(args.strict)
+        .delimiter(args.delimiter as u8);
+    if let Some(null) = &args.null_string {
+        config = config.null_string(null.clone());
+    }
+    config
+}
+
+/// The CSV source of `args`.
+pub fn csv(args: &ImportArgs, columns: &[String]) -> Result<CsvSource, CliError> {
+    Ok(CsvSource::open(&args.file, text_config(args, columns))?)
+}
+
+/// The JSON Lines source of `args`.
+pub fn jsonl(args: &ImportArgs, columns: &[String]) -> Result<JsonlSource, CliError> {
+    Ok(JsonlSource::open(&args.file, text_config(args, columns))?)
+}
+
+/// What the text formats add to the import's mapping (resume identity).
+pub fn mapping(args: &ImportArgs) -> String {
+    match format(args) {
+        FormatArg::Xml => String::new(),
+        FormatArg::Csv => format!(
+            ";format=csv;delimiter={};null={:?}",
+            args.delimiter, args.null_string
+        ),
+        FormatArg::Jsonl => ";format=jsonl".into(),
+    }
+}
+
+/// The MySQL write path `--write-path` names (`None`: a PostgreSQL one).
+pub fn mysql_write_path(path: WritePathArg) -> Option<WritePath> {
+    Some(match path {
+        WritePathArg::Insert => WritePath::Insert,
+        WritePathArg::Prepared => WritePath::Prepared,
+        WritePathArg::LoadData => WritePath::LoadData,
+        WritePathArg::Bulk => WritePath::Bulk,
+        WritePathArg::CopyBinary | WritePathArg::CopyText => return None,
+    })
+}
+
+/// The PostgreSQL target of `args`.
+pub fn pg_config(args: &ImportArgs, columns: &[String]) -> PgConfig {
+    let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let mode = match args.mode {
+        ModeArg::Insert => Mode::Insert,
+        ModeArg::Ignore => Mode::Ignore,
+        ModeArg::Upsert => Mode::Upsert,
+        ModeArg::Replace => Mode::Replace,
+        ModeArg::Truncate => Mode::Truncate,
+    };
+    let format = match args.write_path {
+        Some(WritePathArg::CopyBinary) => CopyFormat::Binary,
+        Some(WritePathArg::CopyText) => CopyFormat::Text,
+        _ => CopyFormat::Auto,
+    };
+    let mut config = PgConfig::new(args.url.clone(), args.table.clone(), &names)
+        .mode(mode)
+        .format(format);
+    for sql in &args.init_commands {
+        config = config.init_command(sql.clone());
+    }
+    config
+}

@@ -1,0 +1,151 @@
+//! Helpers shared by the root package's integration tests: the test
+//! server's URL, running the `ringpipe` binary, and reading tables back.
+//! Every module of the `it` test binary uses them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use mysql::prelude::Queryable;
+
+/// The test server (`RINGPIPE_TEST_MYSQL_URL`, default the local MariaDB).
+pub fn url() -> String {
+    std::env::var("RINGPIPE_TEST_MYSQL_URL")
+        .unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into())
+}
+
+/// User, host, port and database of the test URL, for the command-line tools.
+pub fn url_parts() -> (String, String, String, String) {
+    let url = url();
+    let rest = url.trim_start_matches("mysql://");
+    let (user, rest) = rest.split_once('@').expect("mysql://user@host/db");
+    let (hostport, db) = rest.split_once('/').expect("a database in the URL");
+    let (host, port) = hostport.split_once(':').unwrap_or((hostport, "3306"));
+    let user = user.split(':').next().unwrap_or(user);
+    let db = db.split('?').next().unwrap_or(db);
+    (user.into(), host.into(), port.into(), db.into())
+}
+
+/// A plain connection for set-up and checks.
+pub fn conn() -> mysql::Conn {
+    mysql::Conn::new(mysql::Opts::from_url(&url()).unwrap()).unwrap()
+}
+
+/// `import FILE --url URL --table TABLE --row product`, then `extra`: the
+/// arguments of an import of a generated catalogue.
+pub fn import_args(file: &Path, table: &str, extra: &[&str]) -> Vec<String> {
+    let file = file.to_str().expect("a UTF-8 path");
+    let fixed = [
+        "import",
+        file,
+        "--url",
+        &url(),
+        "--table",
+        table,
+        "--row",
+        "product",
+    ];
+    fixed.iter().chain(extra).map(|s| s.to_string()).collect()
+}
+
+/// Runs `ringpipe` with [`import_args`] and waits for it.
+pub fn import(file: &Path, table: &str, extra: &[&str]) -> Output {
+    let args = import_args(file, table, extra);
+    ringpipe(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// Runs the `ringpipe` binary with `args` and waits for it.
+pub fn ringpipe(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ringpipe"))
+        .args(args)
+        .env_remove("RINGPIPE_MYSQL_URL")
+        .env_remove("RINGPIPE_URL")
+        .output()
+        .expect("ringpipe runs")
+}
+
+/// The process's standard output, lossily decoded.
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The process's standard error, lossily decoded.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A fresh (empty) catalogue table named `table`, dropped with the guard.
+pub fn fresh_table(table: &str) -> TestTable {
+    ringpipe_mysql::execute(&url(), &format!("DROP TABLE IF EXISTS `{table}`")).unwrap();
+    ringpipe_mysql::execute(&url(), &ringpipe_xml::gen::product_table_ddl(table)).unwrap();
+    TestTable::new(table)
+}
+
+/// A table a test made: dropped (with its checkpoint rows) when the guard
+/// goes, whether the test passed or panicked, so a run leaves nothing
+/// behind.
+#[must_use = "the table is dropped when this guard is"]
+#[derive(Debug)]
+pub struct TestTable(String);
+
+impl TestTable {
+    /// Takes charge of dropping `table`.
+    pub fn new(table: &str) -> Self {
+        TestTable(table.to_owned())
+    }
+}
+
+impl std::ops::Deref for TestTable {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Drop for TestTable {
+    fn drop(&mut self) {
+        // Errors are ignored: a test that failed may have left no table.
+        let Ok(mut c) = mysql::Conn::new(mysql::Opts::from_url(&url()).unwrap()) else {
+            return;
+        };
+        let quoted = self.0.replace('`', "``");
+        let _ = c.query_drop(format!("DROP TABLE IF EXISTS `{quoted}`"));
+        let forget = format!(
+            "DELETE FROM ringpipe_checkpoint WHERE target_table = '{}'",
+            self.0.replace('\'', "''")
+        );
+        let _ = c.query_drop(forget);
+    }
+}
+
+/// Rows in `table`.
+pub fn count(table: &str) -> u64 {
+    query_one(&format!("SELECT COUNT(*) FROM `{table}`"))
+}
+
+/// `CHECKSUM TABLE` of `table`.
+pub fn checksum(table: &str) -> u64 {
+    let row: Option<(String, u64)> = conn()
+        .query_first(format!("CHECKSUM TABLE `{table}`"))
+        .unwrap();
+    row.unwrap().1
+}
+
+/// The single number `sql` returns.
+pub fn query_one(sql: &str) -> u64 {
+    conn().query_first(sql).unwrap().unwrap()
+}
+
+/// A catalogue of `rows` products written by `ringpipe gen` into `dir`.
+pub fn catalogue(dir: &Path, rows: u64) -> PathBuf {
+    let file = dir.join(format!("products-{rows}.xml"));
+    let output = ringpipe(&[
+        "gen",
+        "--rows",
+        &rows.to_string(),
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    file
+}

@@ -1,0 +1,23 @@
+//! The root package's integration tests, built as one binary: the
+//! `ringpipe` binary as a user runs it ([`cli`]), exactly-once resume after
+//! `kill -9` ([`resume`]), the reliability scenarios ([`reliability`]), no
+//! password in any output ([`secrets_cli`]) and the XML source against the
+//! server's own XML paths ([`server_differential`]), the XML mapping flags
+//! ([`xml_cli`]), CSV into PostgreSQL and JSON Lines into MariaDB
+//! ([`ends_cli`]) and XML from real producers, mariadb-dump and PostgreSQL
+//! ([`xml_producers`]), all against the real
+//! MariaDB (`RINGPIPE_TEST_MYSQL_URL`, default the local test server).
+//! Each test owns its tables.
+//!
+//! Run one part with a filter: `cargo test --test it -- reliability::`.
+
+mod cli;
+mod common;
+mod ends_cli;
+mod messages;
+mod reliability;
+mod resume;
+mod secrets_cli;
+mod server_differential;
+mod xml_cli;
+mod xml_producers;

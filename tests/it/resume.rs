@@ -1,0 +1,191 @@
+//! Exactly-once resume through the binary: `kill -9` at several points of an
+//! import, then `--resume`, must leave the table a clean import leaves.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{
+    catalogue, checksum, count, fresh_table, import, import_args, query_one, ringpipe, stderr,
+};
+
+/// Starts an import of `file` into `table` in the background.
+fn spawn_import(file: &Path, table: &str, extra: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_ringpipe"))
+        .args(import_args(file, table, &[]))
+        .args(["--batch-rows", "300"])
+        .args(extra)
+        .env_remove("RINGPIPE_MYSQL_URL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("ringpipe starts")
+}
+
+/// Waits until `table` has grown past `rows` (or the child ended), then
+/// kills it with SIGKILL. Returns whether the kill landed mid-import.
+fn kill_after(child: &mut std::process::Child, table: &str, rows: u64) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        if count(table) >= rows {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL: no destructor, no rollback, no goodbye
+    child.wait().unwrap();
+    true
+}
+
+fn checkpoint_rows(table: &str) -> u64 {
+    query_one(&format!(
+        "SELECT COUNT(*) FROM ringpipe_checkpoint WHERE target_table = '{table}'"
+    ))
+}
+
+#[test]
+fn kill_9_five_times_then_resume_equals_a_clean_import() {
+    // The default: the file parsed in three regions, one per shard.
+    kill_9_five_times_then_resume("res_kill", &["--shards", "3"]);
+}
+
+#[test]
+fn kill_9_five_times_then_resume_one_region_in_shard_blocks() {
+    kill_9_five_times_then_resume("res_kill_blocks", &["--shards", "3", "--regions", "1"]);
+}
+
+#[test]
+fn kill_9_five_times_then_resume_two_regions_of_two_round_robin_shards() {
+    // Each region feeds two shards record by record: the layout whose
+    // resume once re-sent committed records.
+    let flags = ["--shards", "4", "--regions", "2", "--shard-block", "1"];
+    kill_9_five_times_then_resume("res_kill_rr", &flags);
+}
+
+/// Five `kill -9`s at growing row counts, each followed by `--resume`,
+/// then a last `--resume` to the end: the table equals a clean import.
+fn kill_9_five_times_then_resume(table: &str, flags: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = catalogue(dir.path(), 40_000);
+    let clean_table = format!("{table}_clean");
+    let _table = fresh_table(&clean_table);
+    let clean = import(&file, &clean_table, &[]);
+    assert!(clean.status.success(), "{}", stderr(&clean));
+
+    let _table = fresh_table(table);
+    let mut kills = 0;
+    for (i, at) in [2_000u64, 9_000, 15_000, 24_000, 31_000]
+        .into_iter()
+        .enumerate()
+    {
+        let resume: &[&str] = if i == 0 { &[] } else { &["--resume"] };
+        let extra: Vec<&str> = flags.iter().chain(resume).copied().collect();
+        let mut child = spawn_import(&file, table, &extra);
+        kills += u64::from(kill_after(&mut child, table, at));
+        // Progress and rows always agree: the checkpoint commits with them.
+        let recorded = query_one(&format!(
+            "SELECT COALESCE(SUM(last_record), 0) FROM ringpipe_checkpoint WHERE target_table = '{table}'"
+        ));
+        assert!(recorded > 0 || count(table) == 0);
+    }
+    assert!(
+        kills >= 3,
+        "only {kills} of 5 kills landed mid-import: the test proved little"
+    );
+
+    let finish_flags = ["--batch-rows", "300", "--resume", "--json"];
+    let extra: Vec<&str> = flags.iter().chain(&finish_flags).copied().collect();
+    let finish = import(&file, table, &extra);
+    assert!(finish.status.success(), "{}", stderr(&finish));
+    let report: serde_json::Value = serde_json::from_slice(&finish.stdout).unwrap();
+    assert!(report["rows_skipped"].as_u64().unwrap() > 0, "{report}");
+    assert_eq!(count(table), 40_000);
+    assert_eq!(checksum(table), checksum(&clean_table));
+    let unfinished = query_one(&format!(
+        "SELECT COUNT(*) FROM ringpipe_checkpoint WHERE target_table = '{table}' AND NOT complete"
+    ));
+    assert!(checkpoint_rows(table) > 0, "a finished import is marked");
+    assert_eq!(unfinished, 0, "a finished import is marked complete");
+}
+
+#[test]
+fn resume_refuses_another_shard_count_region_count_or_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = catalogue(dir.path(), 20_000);
+    let other = dir.path().join("other.xml");
+    assert!(ringpipe(&[
+        "gen",
+        "--rows",
+        "20000",
+        "--seed",
+        "7",
+        "--out",
+        other.to_str().unwrap()
+    ])
+    .status
+    .success());
+    let _table = fresh_table("res_refuse");
+    let mut child = spawn_import(&file, "res_refuse", &["--shards", "3"]);
+    assert!(
+        kill_after(&mut child, "res_refuse", 1_000),
+        "the import ended before the kill"
+    );
+
+    let resume = |file: &Path, shards: &str| {
+        let flags = ["--resume", "--shards", shards, "--batch-rows", "300"];
+        import(file, "res_refuse", &flags)
+    };
+    let shards = resume(&file, "2");
+    assert_eq!(shards.status.code(), Some(2), "{}", stderr(&shards));
+    assert!(
+        stderr(&shards).contains("shard count"),
+        "{}",
+        stderr(&shards)
+    );
+
+    let regions = import(
+        &file,
+        "res_refuse",
+        &[
+            "--resume",
+            "--shards",
+            "3",
+            "--regions",
+            "1",
+            "--batch-rows",
+            "300",
+        ],
+    );
+    assert_eq!(regions.status.code(), Some(2), "{}", stderr(&regions));
+    assert!(
+        stderr(&regions).contains("regions=3"),
+        "{}",
+        stderr(&regions)
+    );
+
+    let input = resume(&other, "3");
+    assert_eq!(input.status.code(), Some(2), "{}", stderr(&input));
+    assert!(stderr(&input).contains("input"), "{}", stderr(&input));
+    assert!(
+        checkpoint_rows("res_refuse") > 0,
+        "a refused resume must keep the checkpoint"
+    );
+}
+
+#[test]
+fn resume_starts_an_unrecorded_import_and_ends_at_a_complete_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = catalogue(dir.path(), 10);
+    let _table = fresh_table("res_nothing");
+    let first = import(&file, "res_nothing", &["--resume"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert_eq!(count("res_nothing"), 10);
+    let again = import(&file, "res_nothing", &["--resume"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    let said = String::from_utf8_lossy(&again.stdout);
+    assert!(said.contains("already complete"), "{said}");
+    assert_eq!(count("res_nothing"), 10);
+}
