@@ -101,7 +101,12 @@ fn kill_9_five_times_then_resume(table: &str, flags: &[&str]) {
     let finish = import(&file, table, &extra);
     assert!(finish.status.success(), "{}", stderr(&finish));
     let report: serde_json::Value = serde_json::from_slice(&finish.stdout).unwrap();
-    assert!(report["rows_skipped"].as_u64().unwrap() > 0, "{report}");
+    // The last killed run may have finished before its kill landed.
+    let done = report["already_complete"] == true;
+    assert!(
+        done || report["rows_skipped"].as_u64().unwrap() > 0,
+        "{report}"
+    );
     assert_eq!(count(table), 40_000);
     assert_eq!(checksum(table), checksum(&clean_table));
     let unfinished = query_one(&format!(
