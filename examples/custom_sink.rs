@@ -15,7 +15,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use ringpipe_pipeline::{fingerprint, Checkpoint, Import, ImportIdentity, Row, Sink};
-use ringpipe_pipeline::{StoredCheckpoint, Target};
+use ringpipe_pipeline::{Part, StoredCheckpoint, Target};
 use ringpipe_xml::gen::Catalogue;
 use ringpipe_xml::{XmlConfig, XmlSource};
 
@@ -98,11 +98,13 @@ impl Target for CsvTarget {
                     input: line(0),
                     shards: field(&text, 1)? as u32,
                     mapping: line(2),
+                    part: Part::WHOLE,
                 };
                 Ok(StoredCheckpoint {
                     identity,
                     shard,
                     last_record: field(&text, 3)?,
+                    complete: false,
                 })
             })
             .collect()

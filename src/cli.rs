@@ -20,6 +20,9 @@ pub enum Command {
     Import(Box<ImportArgs>),
     /// Check the server settings that decide bulk-load speed.
     Doctor(DoctorArgs),
+    /// Show the checkpoints of a table's imports: every part's rows
+    /// committed and whether it is complete.
+    Status(StatusArgs),
     /// Write a deterministic product catalogue (for tests and benchmarks).
     Gen(GenArgs),
     /// Measure batch sizes × shards × write paths on a sample; recommend flags.
@@ -167,9 +170,18 @@ pub struct ImportArgs {
     pub join_with: String,
     /// Finish an interrupted import: skip exactly the records its shards
     /// committed (read from the `ringpipe_checkpoint` table). The input,
-    /// shard count and mapping must be the same as before.
+    /// shard count, part count and mapping must be the same as before.
+    /// Idempotent: with no checkpoint it starts the import (part), and for
+    /// one that finished it exits 0 saying "already complete".
     #[arg(help_heading = "Reliability", long, conflicts_with = "dry_run")]
     pub resume: bool,
+    /// Import only part I of the file cut into N parts at record
+    /// boundaries (I from 0 to N-1), with checkpoints of its own: N
+    /// processes, on any machines, in any order, import the file exactly
+    /// once. A Kubernetes Indexed Job passes `--part
+    /// $JOB_COMPLETION_INDEX/N`. Not with --mode truncate.
+    #[arg(help_heading = "Performance", long, value_name = "I/N")]
+    pub part: Option<ringpipe_pipeline::Part>,
     /// Parse and map every record, write nothing; shows the first rows as
     /// they would be written (see --preview).
     #[arg(help_heading = "Output", long)]
@@ -218,6 +230,20 @@ pub struct DoctorArgs {
     /// Server URL (`mysql://…` or `postgres://…`).
     #[arg(long, env = "RINGPIPE_URL", hide_env_values = true)]
     pub url: String,
+}
+
+/// `ringpipe status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Server URL.
+    #[arg(long, env = "RINGPIPE_MYSQL_URL", hide_env_values = true)]
+    pub url: String,
+    /// The imported table.
+    #[arg(long)]
+    pub table: String,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `ringpipe gen`.

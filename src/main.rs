@@ -30,6 +30,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Import(args) => commands::import::run(*args),
         Command::Doctor(args) => commands::doctor::run(args),
+        Command::Status(args) => commands::status::run(args),
         Command::Gen(args) => commands::gen::run(args),
         Command::Tune(args) => commands::tune::run(*args),
         Command::Completions { shell } => commands::docs::completions(shell),

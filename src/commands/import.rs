@@ -43,7 +43,17 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         FormatArg::Xml => {}
     }
     let xml = xml_config(&args, &columns)?;
-    let regions = XmlSource::open_regions(&args.file, xml, regions(&args))?;
+    // A part import opens the regions of every part (their records count
+    // in the whole file) and runs its own.
+    let parts = args.part.map_or(1, |p| p.count as usize);
+    let regions = XmlSource::open_regions(&args.file, xml, regions(&args) * parts)?;
+    if parts > 1 && regions.len() < self::regions(&args) * parts {
+        return Err(CliError::Usage(format!(
+            "--part: {} cannot be cut into parts (gzip, or not UTF-8); \
+             decompress it or convert it to UTF-8 first",
+            args.file.display()
+        )));
+    }
     if regions.len() < self::regions(&args) {
         log::info!(
             "{}: gzip, stdin or not UTF-8: read as one region",
@@ -98,6 +108,9 @@ fn load<S: Source>(
         progress.finish();
         let describe = |e: &MysqlError| hint::database(e, &args.url, &args.table);
         let summary = summary.map_err(|f| CliError::import(&f, false, describe))?;
+        if summary.already_complete {
+            return already_complete(&args);
+        }
         let server = before.and_then(|b| Some(ServerStats::read(&args.url).ok()?.delta(&b)));
         let prepared = target.prepared();
         let path = prepared.map_or("none".into(), |p| format!("{:?}", p.write_path()));
@@ -143,6 +156,9 @@ fn import<T: Target>(
         .wait_strategy(wait_strategy(args.wait))
         .retry_for(Duration::from_secs(args.retry_for))
         .resume(args.resume);
+    if let Some(part) = args.part {
+        import = import.part(part);
+    }
     if let Some(block) = args.shard_block {
         import = import.shard_block(block);
     }
@@ -179,12 +195,63 @@ fn check_args(args: &ImportArgs) -> Result<(), CliError> {
             "--resume needs an input file, not stdin or a pipe".into(),
         ));
     }
+    if let Some(part) = args.part {
+        check_part(args, part)?;
+    }
     if regions(args) == 0 || args.shards % regions(args) != 0 {
         return Err(CliError::Usage(format!(
             "--regions must divide --shards ({}), not {}",
             args.shards,
             regions(args)
         )));
+    }
+    Ok(())
+}
+
+/// A part must not empty what the others load, and needs a file that
+/// every part reads.
+fn check_part(args: &ImportArgs, part: ringpipe_pipeline::Part) -> Result<(), CliError> {
+    if is_postgres_url(&args.url) {
+        // Its checkpoint table is keyed (target_table, shard): parts would
+        // overwrite each other's progress.
+        return Err(CliError::Usage(format!(
+            "--part {part}: not yet supported for PostgreSQL targets"
+        )));
+    }
+    if matches!(args.mode, ModeArg::Truncate) {
+        return Err(CliError::Usage(format!(
+            "--part {part} with --mode truncate: a part must not empty what the others \
+             load; empty the table once before starting the parts"
+        )));
+    }
+    if is_pipe(&args.file) {
+        return Err(CliError::Usage(
+            "--part needs an input file, not stdin or a pipe".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// A resumed import (part) that had finished: exit 0, nothing done.
+fn already_complete(args: &ImportArgs) -> Result<(), CliError> {
+    if args.quiet {
+        return Ok(());
+    }
+    let part = args.part.map_or(String::new(), |p| format!(" part {p}"));
+    let (file, table) = (args.file.display(), &args.table);
+    let mut out = std::io::stdout().lock();
+    match args.json {
+        true => writeln!(
+            out,
+            "{}",
+            serde_json::json!({
+                "file": file.to_string(),
+                "table": table,
+                "part": args.part.map(|p| p.to_string()),
+                "already_complete": true,
+            })
+        )?,
+        false => writeln!(out, "{file}{part} into {table}: already complete")?,
     }
     Ok(())
 }

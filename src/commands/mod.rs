@@ -5,4 +5,5 @@ pub mod doctor;
 mod ends;
 pub mod gen;
 pub mod import;
+pub mod status;
 pub mod tune;

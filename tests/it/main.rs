@@ -15,6 +15,7 @@ mod cli;
 mod common;
 mod ends_cli;
 mod messages;
+mod parts;
 mod reliability;
 mod resume;
 mod secrets_cli;

@@ -11,71 +11,74 @@
 //! died during `COMMIT`): after reconnecting, the shard reads its
 //! checkpoint; if it already covers the batch, the batch did commit and is
 //! not sent again.
+//!
+//! A finished import (part) marks its rows complete instead of deleting
+//! them, so that a retried `--resume` knows it has nothing to do; a fresh
+//! import of the whole input deletes every row of its table, a fresh part
+//! import only the rows of its part of the same input. The table's shape
+//! is [`checkpoint_table`](crate::checkpoint_table)'s.
 
 use mysql::prelude::Queryable;
-use mysql::{Conn, Opts};
-use ringpipe_pipeline::{ImportIdentity, StoredCheckpoint};
+use mysql::{Opts, Value};
+use ringpipe_pipeline::{ImportIdentity, Part, StoredCheckpoint};
 
+use crate::checkpoint_table::ensure_table;
 use crate::connect::open;
 use crate::escape::push_literal;
 use crate::link::{Link, TextQueries};
-use crate::MysqlError;
+use crate::{MysqlError, SinkConfig};
 
 /// The table holding every import's progress, created on demand in the
 /// target database.
 pub const CHECKPOINT_TABLE: &str = "ringpipe_checkpoint";
 
-const CREATE: &str = "CREATE TABLE IF NOT EXISTS `ringpipe_checkpoint` (
-  target_table VARCHAR(64) NOT NULL,
-  shard INT NOT NULL,
-  shards INT NOT NULL,
-  last_record BIGINT NOT NULL,
-  input VARCHAR(1024) NOT NULL,
-  mapping TEXT NOT NULL,
-  updated TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
-  PRIMARY KEY (target_table, shard)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
-
-/// Creates the checkpoint table if needed.
-pub(crate) fn ensure_table(conn: &mut Conn) -> Result<(), MysqlError> {
-    conn.query_drop(CREATE)
-        .map_err(|e| MysqlError::driver(e, "creating the checkpoint table"))
-}
-
-/// The statement recording that `shard` committed through `last_record`.
+/// The statement recording that `shard` committed `records` more records,
+/// through `last_record`.
 pub(crate) fn record_sql(
     table: &str,
     shard: usize,
-    last_record: u64,
+    (last_record, records): (u64, u64),
     identity: &ImportIdentity,
     no_backslash_escapes: bool,
 ) -> String {
     let mut sql = String::from(
-        "INSERT INTO `ringpipe_checkpoint` (target_table, shard, shards, last_record, input, mapping) VALUES (",
+        "INSERT INTO `ringpipe_checkpoint` (target_table, input, part, parts, shard, shards, \
+         last_record, records, mapping) VALUES (",
     );
     push_literal(&mut sql, table, no_backslash_escapes);
-    sql.push_str(&format!(", {shard}, {}, {last_record}, ", identity.shards));
-    push_literal(&mut sql, &identity.input, no_backslash_escapes);
     sql.push_str(", ");
+    push_literal(&mut sql, &identity.input, no_backslash_escapes);
+    let Part { index, count } = identity.part;
+    sql.push_str(&format!(
+        ", {index}, {count}, {shard}, {}, {last_record}, {records}, ",
+        identity.shards
+    ));
     push_literal(&mut sql, &identity.mapping, no_backslash_escapes);
     sql.push_str(
-        ") ON DUPLICATE KEY UPDATE last_record = VALUES(last_record), shards = VALUES(shards), \
-         input = VALUES(input), mapping = VALUES(mapping)",
+        ") ON DUPLICATE KEY UPDATE last_record = VALUES(last_record), \
+         records = records + VALUES(records), parts = VALUES(parts), \
+         shards = VALUES(shards), mapping = VALUES(mapping)",
     );
     sql
 }
 
-/// The last record `shard` committed, if it has a checkpoint.
+/// The last record `shard` of `identity`'s part committed, if it has a
+/// checkpoint.
 pub(crate) fn committed_through(
     conn: &mut Link,
     table: &str,
-    shard: usize,
+    (identity, shard): (&ImportIdentity, usize),
     no_backslash_escapes: bool,
 ) -> Result<Option<u64>, MysqlError> {
     let mut sql =
         String::from("SELECT last_record FROM `ringpipe_checkpoint` WHERE target_table = ");
     push_literal(&mut sql, table, no_backslash_escapes);
-    sql.push_str(&format!(" AND shard = {shard}"));
+    sql.push_str(" AND input = ");
+    push_literal(&mut sql, &identity.input, no_backslash_escapes);
+    sql.push_str(&format!(
+        " AND part = {} AND shard = {shard}",
+        identity.part.index
+    ));
     let context = "reading the checkpoint";
     let rows = conn.query_rows(&sql, context)?;
     let Some(value) = rows
@@ -91,33 +94,61 @@ pub(crate) fn committed_through(
         .ok_or_else(|| MysqlError::Config(format!("{context}: not a record number")))
 }
 
-/// Every checkpoint stored for `table`.
-pub(crate) fn stored(opts: &Opts, table: &str) -> Result<Vec<StoredCheckpoint>, MysqlError> {
+/// One row of the checkpoint table: a shard of a part of an import.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShardCheckpoint {
+    /// The checkpoint as the import reads it back.
+    pub checkpoint: StoredCheckpoint,
+    /// Records the shard committed (stored or set aside as rejects).
+    pub records: u64,
+}
+
+/// Every checkpoint stored for `table` in the database of `url`, by input,
+/// part and shard (what `ringpipe status` shows).
+///
+/// # Errors
+///
+/// When the server cannot be reached or the table read.
+pub fn checkpoint_rows(url: &str, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError> {
+    let opts = SinkConfig::new(url, table, &[]).opts()?;
+    rows_of(&opts, table)
+}
+
+fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError> {
     let mut session = open(opts)?;
     let conn = session.conn.driver()?;
     ensure_table(conn)?;
-    let rows: Vec<(u32, u32, u64, String, String)> = conn
+    type Columns = (String, u32, u32, u32, u32, u64, u64, bool, String);
+    let rows: Vec<Columns> = conn
         .exec(
-            "SELECT shard, shards, last_record, input, mapping FROM `ringpipe_checkpoint` \
-             WHERE target_table = ? ORDER BY shard",
+            "SELECT input, part, parts, shard, shards, last_record, records, complete, mapping \
+             FROM `ringpipe_checkpoint` WHERE target_table = ? ORDER BY input, part, shard",
             (table,),
         )
         .map_err(|e| MysqlError::driver(e, "reading the checkpoints"))?;
-    let stored = rows
-        .into_iter()
-        .map(
-            |(shard, shards, last_record, input, mapping)| StoredCheckpoint {
+    let row = |(input, index, count, shard, shards, last_record, records, complete, mapping)| {
+        ShardCheckpoint {
+            checkpoint: StoredCheckpoint {
                 identity: ImportIdentity {
                     input,
                     shards,
                     mapping,
+                    part: Part { index, count },
                 },
                 shard: shard as usize,
                 last_record,
+                complete,
             },
-        )
-        .collect();
-    Ok(stored)
+            records,
+        }
+    };
+    Ok(rows.into_iter().map(row).collect())
+}
+
+/// Every checkpoint stored for `table`.
+pub(crate) fn stored(opts: &Opts, table: &str) -> Result<Vec<StoredCheckpoint>, MysqlError> {
+    let rows = rows_of(opts, table)?;
+    Ok(rows.into_iter().map(|row| row.checkpoint).collect())
 }
 
 /// Forgets every checkpoint of `table`.
@@ -132,6 +163,57 @@ pub(crate) fn clear(opts: &Opts, table: &str) -> Result<(), MysqlError> {
     .map_err(|e| MysqlError::driver(e, "clearing the checkpoints"))
 }
 
+/// Forgets the checkpoints of `identity`'s part of its input in `table`.
+pub(crate) fn clear_part(
+    opts: &Opts,
+    table: &str,
+    identity: &ImportIdentity,
+) -> Result<(), MysqlError> {
+    let mut session = open(opts)?;
+    let conn = session.conn.driver()?;
+    ensure_table(conn)?;
+    conn.exec_drop(
+        "DELETE FROM `ringpipe_checkpoint` WHERE target_table = ? AND input = ? AND part = ?",
+        (table, &identity.input, identity.part.index),
+    )
+    .map_err(|e| MysqlError::driver(e, "clearing the part's checkpoints"))
+}
+
+/// Marks every shard of `identity`'s part complete in one statement (a
+/// shard that committed nothing gets a row at record 0).
+pub(crate) fn mark_complete(
+    opts: &Opts,
+    table: &str,
+    identity: &ImportIdentity,
+) -> Result<(), MysqlError> {
+    let mut session = open(opts)?;
+    let conn = session.conn.driver()?;
+    ensure_table(conn)?;
+    let mut sql = String::from(
+        "INSERT INTO `ringpipe_checkpoint` (target_table, input, part, parts, shard, shards, \
+         last_record, complete, mapping) VALUES ",
+    );
+    let mut params: Vec<Value> = Vec::new();
+    for shard in 0..identity.shards.max(1) {
+        if shard > 0 {
+            sql.push_str(", ");
+        }
+        sql.push_str("(?, ?, ?, ?, ?, ?, 0, TRUE, ?)");
+        params.extend([
+            table.into(),
+            identity.input.as_str().into(),
+            identity.part.index.into(),
+            identity.part.count.into(),
+            shard.into(),
+            identity.shards.into(),
+            identity.mapping.as_str().into(),
+        ]);
+    }
+    sql.push_str(" ON DUPLICATE KEY UPDATE complete = TRUE");
+    conn.exec_drop(sql, params)
+        .map_err(|e| MysqlError::driver(e, "marking the import complete"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,9 +224,10 @@ mod tests {
             input: "a'b".into(),
             shards: 2,
             mapping: "m".into(),
+            part: Part::new(3, 4).unwrap(),
         };
-        let sql = record_sql("t", 1, 99, &identity, true);
+        let sql = record_sql("t", 1, (99, 7), &identity, true);
         assert!(sql.contains("'a''b'"), "{sql}");
-        assert!(sql.contains(", 1, 2, 99, "), "{sql}");
+        assert!(sql.contains(", 3, 4, 1, 2, 99, 7, "), "{sql}");
     }
 }

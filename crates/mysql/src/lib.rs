@@ -90,6 +90,7 @@
 
 mod batch;
 mod checkpoint;
+mod checkpoint_table;
 mod config;
 mod connect;
 mod doctor;
@@ -111,7 +112,7 @@ mod target;
 mod warnings;
 mod wire;
 
-pub use checkpoint::CHECKPOINT_TABLE;
+pub use checkpoint::{checkpoint_rows, ShardCheckpoint, CHECKPOINT_TABLE};
 pub use config::{
     BulkClient, Mode, SinkConfig, WritePath, DEFAULT_CONNECT_TIMEOUT, DEFAULT_NET_TIMEOUT,
 };

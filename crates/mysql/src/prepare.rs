@@ -53,6 +53,8 @@ pub fn prepare(config: &SinkConfig) -> Result<PreparedTarget, MysqlError> {
         schema::create(conn, &table, create)?;
     }
     schema::check(conn, &config.table, &config.columns)?;
+    // The sinks record checkpoints into it: it must have its current shape.
+    crate::checkpoint_table::ensure_table(conn)?;
     let key_columns = schema::keys_of(conn, &config.table)?;
     let param_types =
         bulk::param_types(&schema::charsets_of(conn, &config.table, &config.columns)?);

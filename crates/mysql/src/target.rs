@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use ringpipe_pipeline::{StoredCheckpoint, Target};
+use ringpipe_pipeline::{ImportIdentity, StoredCheckpoint, Target};
 
 use crate::config::{Mode, SinkConfig};
 use crate::prepare::{prepare, PreparedTarget};
@@ -84,5 +84,13 @@ impl Target for MysqlTarget {
 
     fn clear_checkpoints(&self) -> Result<(), MysqlError> {
         checkpoint::clear(&self.config.opts()?, &self.config.table)
+    }
+
+    fn clear_part(&self, import: &ImportIdentity) -> Result<(), MysqlError> {
+        checkpoint::clear_part(&self.config.opts()?, &self.config.table, import)
+    }
+
+    fn mark_complete(&self, import: &ImportIdentity) -> Result<(), MysqlError> {
+        checkpoint::mark_complete(&self.config.opts()?, &self.config.table, import)
     }
 }

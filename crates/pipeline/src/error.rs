@@ -76,13 +76,10 @@ impl<SE, KE> ImportError<SE, KE> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ResumeError {
-    /// No checkpoint is stored: no interrupted import to continue.
-    #[error("nothing to resume: no interrupted import is recorded")]
-    NothingToResume,
     /// The interrupted import differs from this one.
     #[error("the interrupted import had {what} {was}, this one has {now}")]
     Differs {
-        /// What differs: input, shard count or mapping.
+        /// What differs: part count, input, shard count or mapping.
         what: &'static str,
         /// The interrupted import's.
         was: String,

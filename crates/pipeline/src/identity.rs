@@ -20,6 +20,74 @@ pub struct ImportIdentity {
     pub shards: u32,
     /// Everything else, as one string.
     pub mapping: String,
+    /// Which part of the input this import is ([`Part::WHOLE`] unless
+    /// [`Import::part`](crate::Import::part) says otherwise).
+    pub part: Part,
+}
+
+/// Part `index` of an input cut into `count` parts, each imported on its
+/// own (by its own process, on its own machine) with its own checkpoints.
+///
+/// Record numbers stay those of the whole input, so the parts' records
+/// never collide. `index` runs from 0 to `count - 1`, as a Kubernetes
+/// Indexed Job's completion index does.
+///
+/// # Examples
+///
+/// ```
+/// use ringpipe_pipeline::Part;
+///
+/// let part: Part = "2/4".parse()?;
+/// assert_eq!((part.index, part.count), (2, 4));
+/// assert_eq!(part.to_string(), "2/4");
+/// assert!("4/4".parse::<Part>().is_err());
+/// # Ok::<(), String>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Part {
+    /// This part, from 0.
+    pub index: u32,
+    /// How many parts the input is cut into (at least 1).
+    pub count: u32,
+}
+
+impl Part {
+    /// The whole input: part 0 of 1.
+    pub const WHOLE: Part = Part { index: 0, count: 1 };
+
+    /// Part `index` of `count`, if `index < count`.
+    pub fn new(index: u32, count: u32) -> Option<Part> {
+        (index < count).then_some(Part { index, count })
+    }
+
+    /// Whether this is the whole input (one part).
+    pub fn is_whole(&self) -> bool {
+        self.count == 1
+    }
+}
+
+impl Default for Part {
+    fn default() -> Self {
+        Part::WHOLE
+    }
+}
+
+impl std::fmt::Display for Part {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl std::str::FromStr for Part {
+    type Err = String;
+
+    /// `i/n`, with `0 <= i < n`.
+    fn from_str(text: &str) -> Result<Part, String> {
+        let bad = || format!("{text:?}: expected i/n with 0 <= i < n (such as 0/4)");
+        let (index, count) = text.split_once('/').ok_or_else(bad)?;
+        let number = |s: &str| s.trim().parse::<u32>().map_err(|_| bad());
+        Part::new(number(index)?, number(count)?).ok_or_else(bad)
+    }
 }
 
 /// Bytes hashed at each end of a file.

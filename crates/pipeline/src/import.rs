@@ -7,10 +7,11 @@ use std::time::Duration;
 use ringpipe_ring::WaitStrategy;
 
 use crate::regions::Regions;
+use crate::resume::{start_point, Start};
 use crate::runner::{Pipeline, Settings};
 use crate::{
-    ImportError, ImportFailure, ImportIdentity, Ownership, Progress, ResumeError, RunSummary,
-    Source, StoredCheckpoint, Target, TargetError,
+    ImportError, ImportFailure, ImportIdentity, Ownership, Part, Progress, ResumeError, RunSummary,
+    Source, Target, TargetError,
 };
 
 /// An import: regions of one input, read at once, into a target's shards,
@@ -68,6 +69,7 @@ pub struct Import<T> {
     /// The input's fingerprint and the mapping, when checkpoints are kept.
     identity: Option<(String, String)>,
     resume: bool,
+    part: Part,
 }
 
 impl<T: Target> Import<T> {
@@ -88,6 +90,7 @@ impl<T: Target> Import<T> {
             },
             identity: None,
             resume: false,
+            part: Part::WHOLE,
         }
     }
 
@@ -152,11 +155,33 @@ impl<T: Target> Import<T> {
         self
     }
 
-    /// Continues the interrupted import recorded in the target's
-    /// checkpoints instead of starting afresh: records already committed
-    /// are read but not written again.
+    /// Continues the import recorded in the target's checkpoints instead
+    /// of starting afresh: records already committed are read but not
+    /// written again. Idempotent, as a scheduler's retries need: with no
+    /// checkpoint of this import (its part) it starts afresh (without
+    /// clearing anything), and when the import (part) has finished it
+    /// returns at once with
+    /// [`already_complete`](RunSummary::already_complete) set. Checkpoints
+    /// of another input, mapping, shard or part count are refused
+    /// ([`ResumeError::Differs`]).
     pub fn resume(mut self, resume: bool) -> Self {
         self.resume = resume;
+        self
+    }
+
+    /// Imports only part `part.index` of `part.count` of the input, with
+    /// checkpoints of its own: `count` imports, one per part, started
+    /// anywhere in any order, import the input exactly once.
+    ///
+    /// [`run`](Self::run) then takes the regions of the whole input cut
+    /// into a multiple of `count` (`count × r`, their records numbered in
+    /// the whole input) and runs only the `r` consecutive regions of this
+    /// part, dropping the others unread. A fresh part import clears only
+    /// its own part's checkpoints of the same input
+    /// ([`Target::clear_part`]); the whole input's clears every checkpoint
+    /// of the target.
+    pub fn part(mut self, part: Part) -> Self {
+        self.part = part;
         self
     }
 
@@ -188,9 +213,16 @@ impl<T: Target> Import<T> {
             })
         };
         let plan = self.plan(regions.len()).map_err(failed)?;
-        let last_record = self.start(plan.identity.as_deref()).map_err(failed)?;
+        let last_record = match self.start(plan.identity.as_deref()).map_err(failed)? {
+            Start::Fresh => Vec::new(),
+            Start::After(last_record) => last_record,
+            Start::Complete => return Ok(self.complete_summary()),
+        };
+        let mine = plan.part_regions * self.part.index as usize;
         let pipelines = regions
             .into_iter()
+            .skip(mine)
+            .take(plan.part_regions)
             .enumerate()
             .map(|(region, source)| {
                 let first = region * plan.each;
@@ -210,8 +242,7 @@ impl<T: Target> Import<T> {
                 summary: failure.summary,
             })
         })?;
-        // A finished import leaves no checkpoint behind.
-        self.target.clear_checkpoints().map_err(|error| {
+        self.finish(plan.identity.as_deref()).map_err(|error| {
             Box::new(ImportFailure {
                 error: ImportError::Target(error),
                 summary,
@@ -222,11 +253,19 @@ impl<T: Target> Import<T> {
 
     /// Checks the settings against the region count and settles the
     /// import's identity.
-    fn plan<SE>(&self, regions: usize) -> Result<Plan, ImportError<SE, TargetError<T>>> {
+    fn plan<SE>(&self, all_regions: usize) -> Result<Plan, ImportError<SE, TargetError<T>>> {
         let settings = |why: String| ImportError::Settings(why);
-        if regions == 0 {
+        if all_regions == 0 {
             return Err(settings("an import needs at least one region".into()));
         }
+        let parts = self.part.count as usize;
+        if all_regions % parts != 0 {
+            return Err(settings(format!(
+                "the input's {all_regions} regions cannot be cut into {parts} parts \
+                 (the region count must be a multiple of the part count)"
+            )));
+        }
+        let regions = all_regions / parts;
         if self.shards == 0 || self.shards % regions != 0 {
             return Err(settings(format!(
                 "the region count ({regions}) must divide the shard count ({})",
@@ -248,39 +287,70 @@ impl<T: Target> Import<T> {
                 input: input.clone(),
                 shards: self.shards as u32,
                 mapping: format!("{mapping};shard-block={block}{regions}"),
+                part: self.part,
             })
         });
         Ok(Plan {
+            part_regions: regions,
             each: self.shards / regions,
             block,
             identity,
         })
     }
 
-    /// Reads the checkpoints to resume from (per shard, the last record
-    /// committed), or clears them for a fresh start; then prepares the
-    /// target.
+    /// Settles where the import starts: afresh (clearing the checkpoints
+    /// it replaces), after its checkpoints, or nowhere (its part is
+    /// complete); then prepares the target unless there is nothing to do.
     fn start<SE>(
         &self,
         identity: Option<&ImportIdentity>,
-    ) -> Result<Vec<u64>, ImportError<SE, TargetError<T>>> {
-        let last_record = match (self.resume, identity) {
+    ) -> Result<Start, ImportError<SE, TargetError<T>>> {
+        let start = match (self.resume, identity) {
             (false, _) => {
-                self.target
-                    .clear_checkpoints()
-                    .map_err(ImportError::Target)?;
-                Vec::new()
+                self.clear(identity).map_err(ImportError::Target)?;
+                Start::Fresh
             }
             (true, None) => return Err(ResumeError::NoCheckpoints.into()),
             (true, Some(identity)) => {
                 let stored = self.target.checkpoints().map_err(ImportError::Target)?;
-                resume_point(identity, &stored)?
+                start_point(identity, &stored)?
             }
         };
-        self.target
-            .prepare(self.resume)
-            .map_err(ImportError::Target)?;
-        Ok(last_record)
+        let resuming = match &start {
+            Start::Complete => return Ok(start),
+            Start::Fresh => false,
+            Start::After(_) => true,
+        };
+        self.target.prepare(resuming).map_err(ImportError::Target)?;
+        Ok(start)
+    }
+
+    /// Forgets the checkpoints a fresh start replaces: the whole target's
+    /// for the whole input, this part's of this input for a part.
+    fn clear(&self, identity: Option<&ImportIdentity>) -> Result<(), TargetError<T>> {
+        match (self.part.is_whole(), identity) {
+            (true, _) => self.target.clear_checkpoints(),
+            (false, Some(identity)) => self.target.clear_part(identity),
+            (false, None) => Ok(()),
+        }
+    }
+
+    /// After a successful run: marks the import (part) complete, or, when
+    /// it kept no checkpoints, leaves none behind.
+    fn finish(&self, identity: Option<&ImportIdentity>) -> Result<(), TargetError<T>> {
+        match identity {
+            Some(identity) => self.target.mark_complete(identity),
+            None => self.clear(None),
+        }
+    }
+
+    /// What a resume of a finished import (part) reports.
+    fn complete_summary(&self) -> RunSummary {
+        RunSummary {
+            shards: self.shards,
+            already_complete: true,
+            ..RunSummary::default()
+        }
     }
 }
 
@@ -291,49 +361,11 @@ pub type ImportResult<S, T> =
 
 /// How an import's shards and records are laid out.
 struct Plan {
+    /// Regions of this part (of the whole input, without parts).
+    part_regions: usize,
     /// Shards per region.
     each: usize,
     /// Records per shard turn.
     block: u64,
     identity: Option<Arc<ImportIdentity>>,
-}
-
-/// Per shard, the last record the interrupted import committed, after
-/// checking that it was this import.
-fn resume_point(
-    identity: &ImportIdentity,
-    stored: &[StoredCheckpoint],
-) -> Result<Vec<u64>, ResumeError> {
-    if stored.is_empty() {
-        return Err(ResumeError::NothingToResume);
-    }
-    let mut last_record = vec![0; identity.shards as usize];
-    for checkpoint in stored {
-        let was = &checkpoint.identity;
-        let differs = |what, was: &dyn ToString, now: &dyn ToString| ResumeError::Differs {
-            what,
-            was: was.to_string(),
-            now: now.to_string(),
-        };
-        if was.shards != identity.shards {
-            return Err(differs("shard count", &was.shards, &identity.shards));
-        }
-        if was.input != identity.input {
-            return Err(differs("input", &was.input, &identity.input));
-        }
-        if was.mapping != identity.mapping {
-            return Err(differs("mapping", &was.mapping, &identity.mapping));
-        }
-        match last_record.get_mut(checkpoint.shard) {
-            Some(last) => *last = checkpoint.last_record,
-            None => {
-                return Err(differs(
-                    "a checkpoint of shard",
-                    &checkpoint.shard,
-                    &"fewer",
-                ));
-            }
-        }
-    }
-    Ok(last_record)
 }

@@ -17,6 +17,7 @@ mod identity;
 mod import;
 mod ownership;
 mod regions;
+mod resume;
 mod row;
 mod runner;
 mod sink;
@@ -26,7 +27,7 @@ mod summary;
 mod target;
 
 pub use error::{ImportError, ImportFailure, ResumeError};
-pub use identity::{fingerprint, ImportIdentity};
+pub use identity::{fingerprint, ImportIdentity, Part};
 pub use import::{Import, ImportResult};
 pub use ownership::Ownership;
 pub use row::{RecordPosition, Row, Value};

@@ -28,6 +28,9 @@ pub struct RunSummary {
     pub shards: usize,
     /// Wall time of the run.
     pub elapsed: Duration,
+    /// The import (its part) had already finished: a resume found its
+    /// completion marker and read nothing.
+    pub already_complete: bool,
 }
 
 /// A progress reading, passed to the callback of
@@ -85,6 +88,7 @@ impl RunSummary {
             rewinds: self.rewinds + other.rewinds,
             shards: self.shards + other.shards,
             elapsed: self.elapsed.max(other.elapsed),
+            already_complete: self.already_complete && other.already_complete,
         }
     }
 }
@@ -127,5 +131,6 @@ pub(crate) fn summary(
         rewinds: state.rewinds.load(Ordering::Relaxed),
         shards,
         elapsed: started.elapsed(),
+        already_complete: false,
     }
 }

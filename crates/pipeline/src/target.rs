@@ -49,13 +49,41 @@ pub trait Target: Sync {
         Ok(Vec::new())
     }
 
-    /// Forgets every checkpoint of this destination: a fresh import starts
-    /// from none, and a finished one leaves none behind.
+    /// Forgets every checkpoint of this destination, whatever input and
+    /// part committed it: a fresh import of the whole input starts from none.
     ///
     /// # Errors
     ///
     /// When the checkpoints cannot be cleared.
     fn clear_checkpoints(&self) -> Result<(), TargetError<Self>> {
+        Ok(())
+    }
+
+    /// Forgets the checkpoints of `import.part.index` of `import.input`
+    /// (any part count, any shard), and only those: a fresh import of one
+    /// part must not touch the progress of the others. The default does
+    /// nothing; a resumable target that is imported in parts implements it.
+    ///
+    /// # Errors
+    ///
+    /// When the checkpoints cannot be cleared.
+    fn clear_part(&self, import: &ImportIdentity) -> Result<(), TargetError<Self>> {
+        let _ = import;
+        Ok(())
+    }
+
+    /// Records that `import` (its part, every shard of it) finished, so
+    /// that a later resume of it has nothing to do. A stored checkpoint
+    /// then reads back with [`complete`](StoredCheckpoint::complete) set;
+    /// the marker is kept until a fresh import clears it. The default does
+    /// nothing (a finished import then resumes by reading its input and
+    /// skipping every record).
+    ///
+    /// # Errors
+    ///
+    /// When the marker cannot be stored.
+    fn mark_complete(&self, import: &ImportIdentity) -> Result<(), TargetError<Self>> {
+        let _ = import;
         Ok(())
     }
 }
@@ -69,6 +97,8 @@ pub struct StoredCheckpoint {
     pub shard: usize,
     /// The last record (1-based, in the whole input) the shard committed.
     pub last_record: u64,
+    /// Whether the import's part finished ([`Target::mark_complete`]).
+    pub complete: bool,
 }
 
 impl<K, F> Target for F

@@ -8,7 +8,7 @@
 //! batch, the batch did commit and is not written again.
 
 use postgres::Client;
-use ringpipe_pipeline::{ImportIdentity, StoredCheckpoint};
+use ringpipe_pipeline::{ImportIdentity, Part, StoredCheckpoint};
 
 use crate::ident::{quote, split_table};
 use crate::PgError;
@@ -93,9 +93,13 @@ pub fn stored(
                 input: row.get(3),
                 shards: row.get::<_, i32>(1) as u32,
                 mapping: row.get(4),
+                // Keyed (target_table, shard): no parts, no completion
+                // marker yet (see docs/scale-out.md for the MySQL shape).
+                part: Part::WHOLE,
             },
             shard: row.get::<_, i32>(0) as usize,
             last_record: row.get::<_, i64>(2) as u64,
+            complete: false,
         })
         .collect())
 }

@@ -3,7 +3,7 @@
 use std::sync::{Arc, OnceLock};
 
 use postgres::Client;
-use ringpipe_pipeline::{StoredCheckpoint, Target};
+use ringpipe_pipeline::{ImportIdentity, StoredCheckpoint, Target};
 
 use crate::config::Mode;
 use crate::connect::connect;
@@ -98,5 +98,11 @@ impl Target for PgTarget {
     fn clear_checkpoints(&self) -> Result<(), PgError> {
         let (mut client, checkpoints) = self.client()?;
         checkpoint::clear(&mut client, &checkpoints, &self.config.table)
+    }
+
+    /// No completion marker yet (the table is keyed (target_table, shard)):
+    /// a finished import leaves no checkpoint behind, as before parts.
+    fn mark_complete(&self, _: &ImportIdentity) -> Result<(), PgError> {
+        self.clear_checkpoints()
     }
 }

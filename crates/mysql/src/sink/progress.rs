@@ -18,7 +18,7 @@ impl MysqlSink {
         Ok(Some(checkpoint::record_sql(
             &self.target.table_name,
             self.shard,
-            self.batch.last_record(),
+            (self.batch.last_record(), self.batch.len() as u64),
             identity,
             no_backslash_escapes,
         )))
@@ -37,9 +37,9 @@ impl MysqlSink {
     /// checkpoints there is no way to know; the batch is sent again.
     pub(super) fn already_committed(&mut self) -> Result<bool, MysqlError> {
         self.commit_unknown = false;
-        if self.identity.is_none() {
+        let Some(identity) = self.identity.clone() else {
             return Ok(false);
-        }
+        };
         let (table, shard, last) = (
             self.target.table_name.clone(),
             self.shard,
@@ -47,8 +47,12 @@ impl MysqlSink {
         );
         let session = self.ensure_session()?;
         let no_backslash_escapes = session.no_backslash_escapes;
-        let result =
-            checkpoint::committed_through(&mut session.conn, &table, shard, no_backslash_escapes);
+        let result = checkpoint::committed_through(
+            &mut session.conn,
+            &table,
+            (&identity, shard),
+            no_backslash_escapes,
+        );
         let done = self.note_failure(result)?;
         Ok(done.is_some_and(|done| done >= last))
     }

@@ -64,6 +64,7 @@ fn run(table: &str, path: WritePath, fault: Fault, when: When) -> Outcome {
         input: table.to_owned(),
         shards: 1,
         mapping: "faults".to_owned(),
+        part: ringpipe_pipeline::Part::WHOLE,
     };
     let import = (when == When::Commit).then_some(&identity);
     let target = prepare(&config).unwrap();

@@ -8,6 +8,7 @@ mod proxy;
 mod auth;
 mod bad_records;
 mod binary;
+mod checkpoints;
 mod escaping;
 mod faults;
 mod limits;

@@ -1,5 +1,6 @@
 //! Integration tests of ringpipe-pipeline, built as one binary.
 
+mod parts;
 mod pipeline;
 mod regions;
 mod resume;

@@ -40,19 +40,8 @@ fn interrupt_and_resume(shards: usize, region_count: u64, block: Option<u64>, fa
         committed_before < TOTAL,
         "{case}: the fault landed after the end"
     );
-    let resumed = match import(&target, true) {
-        // Nothing committed, nothing recorded: the import starts afresh.
-        Err(failure) if committed_before == 0 => {
-            let nothing = matches!(
-                failure.error,
-                ImportError::Resume(ResumeError::NothingToResume)
-            );
-            assert!(nothing, "{case}: {failure}");
-            import(&target, false)
-        }
-        resumed => resumed,
-    };
-    let summary = resumed.unwrap_or_else(|e| panic!("{case}: {e}"));
+    // Nothing committed, nothing recorded: the resume starts afresh.
+    let summary = import(&target, true).unwrap_or_else(|e| panic!("{case}: {e}"));
     assert_eq!(summary.rows_read, TOTAL, "{case}");
     assert_eq!(summary.rows_skipped, committed_before, "{case}");
     assert_eq!(summary.rows_written, TOTAL - committed_before, "{case}");
@@ -128,17 +117,17 @@ fn a_resume_with_other_settings_is_refused() {
 }
 
 #[test]
-fn resuming_with_nothing_recorded_says_so() {
-    let failure = Import::new(Memory::default())
-        .checkpoints("a", "m")
-        .resume(true)
-        .run(regions(10, 1))
-        .unwrap_err();
-    assert!(
-        matches!(
-            failure.error,
-            ImportError::Resume(ResumeError::NothingToResume)
-        ),
-        "{failure}"
-    );
+fn resuming_with_nothing_recorded_starts_afresh_and_a_finished_one_is_complete() {
+    let target = Memory::default();
+    let import = || {
+        Import::new(target.clone())
+            .checkpoints("a", "m")
+            .resume(true)
+            .run(regions(10, 1))
+    };
+    let first = import().unwrap();
+    assert_eq!((first.rows_written, first.already_complete), (10, false));
+    let again = import().unwrap();
+    assert_eq!((again.rows_read, again.already_complete), (0, true));
+    assert_eq!(target.committed_ids(), (1..=10).collect());
 }

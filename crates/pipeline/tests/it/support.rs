@@ -86,7 +86,8 @@ impl Retryable for TestError {
 pub struct Store {
     /// (shard, id, record number) of every committed row.
     pub rows: Vec<(usize, u64, u64)>,
-    pub checkpoints: BTreeMap<usize, StoredCheckpoint>,
+    /// Keyed as the MySQL target keys them: input, part, shard.
+    pub checkpoints: BTreeMap<(String, u32, usize), StoredCheckpoint>,
 }
 
 /// How the sinks of a [`Memory`] target misbehave.
@@ -166,6 +167,29 @@ impl Target for Memory {
         self.store.lock().unwrap().checkpoints.clear();
         Ok(())
     }
+
+    fn clear_part(&self, import: &ImportIdentity) -> Result<(), TestError> {
+        let mut store = self.store.lock().unwrap();
+        store
+            .checkpoints
+            .retain(|(input, part, _), _| (input, *part) != (&import.input, import.part.index));
+        Ok(())
+    }
+
+    fn mark_complete(&self, import: &ImportIdentity) -> Result<(), TestError> {
+        let mut store = self.store.lock().unwrap();
+        for shard in 0..import.shards as usize {
+            let key = (import.input.clone(), import.part.index, shard);
+            let marker = StoredCheckpoint {
+                identity: import.clone(),
+                shard,
+                last_record: 0,
+                complete: true,
+            };
+            store.checkpoints.entry(key).or_insert(marker).complete = true;
+        }
+        Ok(())
+    }
 }
 
 pub struct MemorySink {
@@ -213,8 +237,10 @@ impl Sink for MemorySink {
                 identity: ImportIdentity::clone(identity),
                 shard: self.shard,
                 last_record: checkpoint.last_record,
+                complete: false,
             };
-            store.checkpoints.insert(self.shard, stored);
+            let key = (identity.input.clone(), identity.part.index, self.shard);
+            store.checkpoints.insert(key, stored);
         }
         Ok(())
     }

@@ -1,0 +1,76 @@
+//! The shape of [`CHECKPOINT_TABLE`](crate::CHECKPOINT_TABLE), created on
+//! demand, and the migration of the shape before parts existed.
+//!
+//! One row per (target table, input, part, shard): the input (its
+//! fingerprint) and the part index are in the key, so the parts of one
+//! input, and imports of several inputs into one table, never overwrite
+//! each other's progress. `complete` marks a part that finished (every
+//! shard row of it is set at once); `records` counts the records the shard
+//! committed. The table keeps a primary key through every shape (Galera
+//! replicates only tables with one).
+
+use mysql::prelude::Queryable;
+use mysql::Conn;
+
+use crate::MysqlError;
+
+/// The current shape. `input` is at most 255 characters so that the key
+/// fits InnoDB's limit; the fingerprints of files are about 40.
+const CREATE: &str = "CREATE TABLE IF NOT EXISTS `ringpipe_checkpoint` (
+  target_table VARCHAR(64) NOT NULL,
+  input VARCHAR(255) NOT NULL,
+  part INT NOT NULL DEFAULT 0,
+  parts INT NOT NULL DEFAULT 1,
+  shard INT NOT NULL,
+  shards INT NOT NULL,
+  last_record BIGINT NOT NULL,
+  records BIGINT NOT NULL DEFAULT 0,
+  complete BOOLEAN NOT NULL DEFAULT FALSE,
+  mapping TEXT NOT NULL,
+  updated TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+  PRIMARY KEY (target_table, input, part, shard)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
+
+/// The shape before parts, keyed (target_table, shard), turned into the
+/// current one in place: its rows become part 0 of 1, not complete. An
+/// input longer than the new column is cut (it then no longer matches,
+/// and a resume of it is refused as another input).
+const MIGRATE: [&str; 2] = [
+    "UPDATE `ringpipe_checkpoint` SET input = LEFT(input, 255) WHERE CHAR_LENGTH(input) > 255",
+    "ALTER TABLE `ringpipe_checkpoint`
+       MODIFY input VARCHAR(255) NOT NULL AFTER target_table,
+       ADD COLUMN part INT NOT NULL DEFAULT 0 AFTER input,
+       ADD COLUMN parts INT NOT NULL DEFAULT 1 AFTER part,
+       ADD COLUMN records BIGINT NOT NULL DEFAULT 0 AFTER last_record,
+       ADD COLUMN complete BOOLEAN NOT NULL DEFAULT FALSE AFTER records,
+       DROP PRIMARY KEY,
+       ADD PRIMARY KEY (target_table, input, part, shard)",
+];
+
+/// Creates the checkpoint table if needed, or migrates one of the shape
+/// before parts.
+pub(crate) fn ensure_table(conn: &mut Conn) -> Result<(), MysqlError> {
+    conn.query_drop(CREATE)
+        .map_err(|e| MysqlError::driver(e, "creating the checkpoint table"))?;
+    if has_parts(conn)? {
+        return Ok(());
+    }
+    let migrated = MIGRATE.iter().try_for_each(|sql| conn.query_drop(sql));
+    match migrated {
+        Ok(()) => Ok(()),
+        // Another importer starting at the same time migrated it first.
+        Err(_) if has_parts(conn)? => Ok(()),
+        Err(e) => Err(MysqlError::driver(e, "migrating the checkpoint table")),
+    }
+}
+
+/// Whether the checkpoint table has the current shape (a `part` column).
+fn has_parts(conn: &mut Conn) -> Result<bool, MysqlError> {
+    let found: Option<u64> = conn
+        .query_first(
+            "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() \
+             AND TABLE_NAME = 'ringpipe_checkpoint' AND COLUMN_NAME = 'part'",
+        )
+        .map_err(|e| MysqlError::driver(e, "reading the checkpoint table's shape"))?;
+    Ok(found.unwrap_or(0) > 0)
+}

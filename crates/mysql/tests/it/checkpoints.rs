@@ -1,0 +1,132 @@
+//! The checkpoint table: a table of the shape before parts is migrated in
+//! place (rows kept, primary key kept), ends identical to a new one, and
+//! parts keep their checkpoints apart. Runs in databases of its own, since
+//! the table's name is fixed.
+
+use mysql::prelude::Queryable;
+use ringpipe_mysql::{checkpoint_rows, MysqlTarget, SinkConfig};
+use ringpipe_pipeline::{ImportIdentity, Part, Target};
+
+use crate::common::{conn, url};
+
+/// The checkpoint table as it was before parts.
+const OLD_SHAPE: &str = "CREATE TABLE `ringpipe_checkpoint` (
+  target_table VARCHAR(64) NOT NULL,
+  shard INT NOT NULL,
+  shards INT NOT NULL,
+  last_record BIGINT NOT NULL,
+  input VARCHAR(1024) NOT NULL,
+  mapping TEXT NOT NULL,
+  updated TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+  PRIMARY KEY (target_table, shard)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
+
+/// A database of its own, dropped when the guard is.
+struct Database(String);
+
+impl Database {
+    fn fresh(name: &str) -> Database {
+        let mut c = conn();
+        c.query_drop(format!("DROP DATABASE IF EXISTS `{name}`"))
+            .unwrap();
+        c.query_drop(format!("CREATE DATABASE `{name}`")).unwrap();
+        Database(name.to_owned())
+    }
+
+    /// The test server's URL with this database.
+    fn url(&self) -> String {
+        let base = url();
+        let (server, _) = base.rsplit_once('/').unwrap();
+        format!("{server}/{}", self.0)
+    }
+
+    /// The checkpoint table's columns and key, as the server describes them.
+    fn shape(&self) -> Vec<(String, String, String, Option<String>)> {
+        conn()
+            .exec(
+                "SELECT COLUMN_NAME, COLUMN_TYPE, COLUMN_KEY, COLUMN_DEFAULT \
+                 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? \
+                 AND TABLE_NAME = 'ringpipe_checkpoint' ORDER BY ORDINAL_POSITION",
+                (&self.0,),
+            )
+            .unwrap()
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        let _ = conn().query_drop(format!("DROP DATABASE IF EXISTS `{}`", self.0));
+    }
+}
+
+fn identity(part: Part, input: &str) -> ImportIdentity {
+    ImportIdentity {
+        input: input.into(),
+        shards: 2,
+        mapping: "m".into(),
+        part,
+    }
+}
+
+#[test]
+fn a_checkpoint_table_of_the_old_shape_is_migrated_in_place() {
+    let old = Database::fresh("ringpipe_parts_migrate_old");
+    let new = Database::fresh("ringpipe_parts_migrate_new");
+    let mut c = conn();
+    c.query_drop(format!("USE `{}`", old.0)).unwrap();
+    c.query_drop(OLD_SHAPE).unwrap();
+    c.query_drop(
+        "INSERT INTO ringpipe_checkpoint (target_table, shard, shards, last_record, input, mapping) \
+         VALUES ('t', 0, 2, 600, '10 bytes, crc32 1/2', 'm'), ('t', 1, 2, 300, '10 bytes, crc32 1/2', 'm')",
+    )
+    .unwrap();
+    let migrated = checkpoint_rows(&old.url(), "t").unwrap();
+    checkpoint_rows(&new.url(), "t").unwrap();
+    assert_eq!(old.shape(), new.shape(), "migrated and new tables differ");
+    let key: Vec<String> = old
+        .shape()
+        .into_iter()
+        .filter(|c| c.2 == "PRI")
+        .map(|c| c.0)
+        .collect();
+    assert_eq!(key, ["target_table", "input", "part", "shard"]);
+    let lasts: Vec<(usize, u64, Part, bool)> = migrated
+        .iter()
+        .map(|r| {
+            let c = &r.checkpoint;
+            (c.shard, c.last_record, c.identity.part, c.complete)
+        })
+        .collect();
+    assert_eq!(
+        lasts,
+        [(0, 600, Part::WHOLE, false), (1, 300, Part::WHOLE, false)]
+    );
+    // A second look (another importer starting) finds it migrated.
+    assert_eq!(checkpoint_rows(&old.url(), "t").unwrap(), migrated);
+}
+
+#[test]
+fn parts_are_cleared_and_completed_apart() {
+    let db = Database::fresh("ringpipe_parts_apart");
+    let target = MysqlTarget::new(SinkConfig::new(db.url(), "t", &["id"]));
+    let (p0, p1) = (Part::new(0, 2).unwrap(), Part::new(1, 2).unwrap());
+    target.mark_complete(&identity(p0, "a")).unwrap();
+    target.mark_complete(&identity(p1, "a")).unwrap();
+    target.mark_complete(&identity(p1, "b")).unwrap();
+    target.clear_part(&identity(p1, "a")).unwrap();
+    let left: Vec<(String, u32, usize, bool)> = target
+        .checkpoints()
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.identity.input, c.identity.part.index, c.shard, c.complete))
+        .collect();
+    let expected = [
+        ("a".to_owned(), 0, 0, true),
+        ("a".to_owned(), 0, 1, true),
+        ("b".to_owned(), 1, 0, true),
+        ("b".to_owned(), 1, 1, true),
+    ];
+    assert_eq!(left, expected);
+    target.clear_checkpoints().unwrap();
+    assert!(target.checkpoints().unwrap().is_empty());
+}

@@ -1,0 +1,108 @@
+//! An input cut into parts, each imported on its own: in any order, one
+//! part failing and resumed, every record lands exactly once; finished
+//! parts resume as complete; another cut of the input is refused.
+
+use ringpipe_pipeline::{Import, ImportError, Part, ResumeError};
+
+use crate::support::{regions, Faults, Memory};
+
+/// Records of the input.
+const TOTAL: u64 = 4_000;
+/// Parts, and regions per part.
+const PARTS: u32 = 4;
+const PER_PART: u64 = 2;
+
+/// Part `index` of the input into `target`, 2 regions and 4 shards.
+fn import_part(
+    target: &Memory,
+    index: u32,
+    resume: bool,
+) -> ringpipe_pipeline::ImportResult<crate::support::Numbers, Memory> {
+    Import::new(target.clone())
+        .shards(4)
+        .batch_rows(50)
+        .checkpoints("numbers", "id,name")
+        .part(Part::new(index, PARTS).unwrap())
+        .resume(resume)
+        .run(regions(TOTAL, PARTS as u64 * PER_PART))
+}
+
+#[test]
+fn parts_in_any_order_one_failing_then_resumed_import_each_record_once() {
+    let target = Memory::default();
+    // Part 3 (records 3001..=4000) fails half-way.
+    let faulty = target.with_faults(Faults {
+        fatal_id: Some(3_500),
+        ..Faults::default()
+    });
+    let failure = import_part(&faulty, 3, false).unwrap_err();
+    assert!(
+        matches!(failure.error, ImportError::Sink { .. }),
+        "{failure}"
+    );
+    let committed_before = target.committed_ids().len() as u64;
+    assert!((1..1_000).contains(&committed_before), "{committed_before}");
+    // The other parts start afresh, in another order; none clears part 3.
+    for index in [1, 0, 2] {
+        let summary = import_part(&target, index, false).unwrap();
+        assert_eq!((summary.rows_read, summary.rows_written), (1_000, 1_000));
+    }
+    // A scheduler retries everything with the same command.
+    for index in [0, 3, 1, 2] {
+        let summary = import_part(&target, index, true).unwrap();
+        match index {
+            3 => {
+                assert_eq!(summary.rows_skipped, committed_before);
+                assert_eq!(summary.rows_written, 1_000 - committed_before);
+            }
+            _ => assert!(summary.already_complete, "part {index}"),
+        }
+    }
+    // `committed_ids` also fails on a record committed twice.
+    assert_eq!(target.committed_ids(), (1..=TOTAL).collect());
+    for index in 0..PARTS {
+        let again = import_part(&target, index, true).unwrap();
+        assert!(again.already_complete && again.rows_read == 0);
+    }
+    assert_eq!(target.committed_ids().len() as u64, TOTAL);
+}
+
+#[test]
+fn a_part_records_its_own_records_and_numbers() {
+    let target = Memory::default();
+    import_part(&target, 2, false).unwrap();
+    let rows = target.sorted();
+    assert_eq!(rows.first().map(|r| (r.1, r.2)), Some((2_001, 2_001)));
+    assert_eq!(rows.last().map(|r| (r.1, r.2)), Some((3_000, 3_000)));
+}
+
+#[test]
+fn another_cut_of_the_input_is_refused_and_regions_must_divide() {
+    let target = Memory::default().with_faults(Faults {
+        fatal_id: Some(1_500),
+        ..Faults::default()
+    });
+    import_part(&target, 1, false).unwrap_err();
+    let other_cut = Import::new(target.clone())
+        .shards(4)
+        .checkpoints("numbers", "id,name")
+        .part(Part::new(1, 2).unwrap())
+        .resume(true)
+        .run(regions(TOTAL, 4))
+        .unwrap_err();
+    assert!(
+        matches!(
+            other_cut.error,
+            ImportError::Resume(ResumeError::Differs {
+                what: "part count",
+                ..
+            })
+        ),
+        "{other_cut}"
+    );
+    let uneven = Import::new(Memory::default())
+        .part(Part::new(0, 3).unwrap())
+        .run(regions(100, 4))
+        .unwrap_err();
+    assert!(matches!(uneven.error, ImportError::Settings(_)), "{uneven}");
+}

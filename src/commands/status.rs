@@ -1,0 +1,82 @@
+//! `ringpipe status`: the state of every part of a table's imports, from
+//! its checkpoints.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use ringpipe_mysql::checkpoint_rows;
+use serde::Serialize;
+
+use crate::cli::StatusArgs;
+use crate::error::CliError;
+
+/// One part of one input, as its checkpoints tell.
+#[derive(Debug, Serialize)]
+struct PartState {
+    /// The input's fingerprint.
+    input: String,
+    /// The part, from 0.
+    part: u32,
+    /// How many parts the input was cut into.
+    parts: u32,
+    /// Shards of the part's import.
+    shards: u32,
+    /// Records its shards committed.
+    records: u64,
+    /// Whether the part finished.
+    complete: bool,
+}
+
+/// `--json`'s object.
+#[derive(Debug, Serialize)]
+struct Status {
+    table: String,
+    parts: Vec<PartState>,
+}
+
+/// Prints every part's state. A table with no checkpoints has no import
+/// recorded: an empty list, exit 0.
+pub fn run(args: StatusArgs) -> Result<(), CliError> {
+    super::import::check_url(&args.url)?;
+    let mut parts: BTreeMap<(String, u32), PartState> = BTreeMap::new();
+    for row in checkpoint_rows(&args.url, &args.table)? {
+        let identity = &row.checkpoint.identity;
+        let key = (identity.input.clone(), identity.part.index);
+        let state = parts.entry(key).or_insert_with(|| PartState {
+            input: identity.input.clone(),
+            part: identity.part.index,
+            parts: identity.part.count,
+            shards: identity.shards,
+            records: 0,
+            complete: false,
+        });
+        state.records += row.records;
+        state.complete |= row.checkpoint.complete;
+    }
+    let status = Status {
+        table: args.table,
+        parts: parts.into_values().collect(),
+    };
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let json = serde_json::to_string(&status).expect("status serialises");
+        writeln!(out, "{json}")?;
+        return Ok(());
+    }
+    if status.parts.is_empty() {
+        writeln!(out, "{}: no import recorded", status.table)?;
+    }
+    for p in &status.parts {
+        let state = if p.complete {
+            "complete"
+        } else {
+            "not complete"
+        };
+        writeln!(
+            out,
+            "{} part {}/{} of {:?}: {} records committed by {} shards, {state}",
+            status.table, p.part, p.parts, p.input, p.records, p.shards
+        )?;
+    }
+    Ok(())
+}
