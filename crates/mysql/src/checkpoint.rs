@@ -23,7 +23,7 @@ use mysql::{Opts, Value};
 use ringpipe_pipeline::{ImportIdentity, Part, StoredCheckpoint};
 
 use crate::checkpoint_table::ensure_table;
-use crate::connect::open;
+use crate::connect::{open, Session};
 use crate::escape::push_literal;
 use crate::link::{Link, TextQueries};
 use crate::{MysqlError, SinkConfig};
@@ -114,10 +114,16 @@ pub fn checkpoint_rows(url: &str, table: &str) -> Result<Vec<ShardCheckpoint>, M
     rows_of(&opts, table)
 }
 
-fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError> {
+/// A connection on which the checkpoint table exists in its current shape.
+fn checkpoint_session(opts: &Opts) -> Result<Session, MysqlError> {
     let mut session = open(opts)?;
+    ensure_table(session.conn.driver()?)?;
+    Ok(session)
+}
+
+fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError> {
+    let mut session = checkpoint_session(opts)?;
     let conn = session.conn.driver()?;
-    ensure_table(conn)?;
     type Columns = (String, u32, u32, u32, u32, u64, u64, bool, String);
     let rows: Vec<Columns> = conn
         .exec(
@@ -153,9 +159,8 @@ pub(crate) fn stored(opts: &Opts, table: &str) -> Result<Vec<StoredCheckpoint>, 
 
 /// Forgets every checkpoint of `table`.
 pub(crate) fn clear(opts: &Opts, table: &str) -> Result<(), MysqlError> {
-    let mut session = open(opts)?;
+    let mut session = checkpoint_session(opts)?;
     let conn = session.conn.driver()?;
-    ensure_table(conn)?;
     conn.exec_drop(
         "DELETE FROM `ringpipe_checkpoint` WHERE target_table = ?",
         (table,),
@@ -169,9 +174,8 @@ pub(crate) fn clear_part(
     table: &str,
     identity: &ImportIdentity,
 ) -> Result<(), MysqlError> {
-    let mut session = open(opts)?;
+    let mut session = checkpoint_session(opts)?;
     let conn = session.conn.driver()?;
-    ensure_table(conn)?;
     conn.exec_drop(
         "DELETE FROM `ringpipe_checkpoint` WHERE target_table = ? AND input = ? AND part = ?",
         (table, &identity.input, identity.part.index),
@@ -186,9 +190,8 @@ pub(crate) fn mark_complete(
     table: &str,
     identity: &ImportIdentity,
 ) -> Result<(), MysqlError> {
-    let mut session = open(opts)?;
+    let mut session = checkpoint_session(opts)?;
     let conn = session.conn.driver()?;
-    ensure_table(conn)?;
     let mut sql = String::from(
         "INSERT INTO `ringpipe_checkpoint` (target_table, input, part, parts, shard, shards, \
          last_record, complete, mapping) VALUES ",

@@ -116,11 +116,12 @@ pub use checkpoint::{checkpoint_rows, ShardCheckpoint, CHECKPOINT_TABLE};
 pub use config::{
     BulkClient, Mode, SinkConfig, WritePath, DEFAULT_CONNECT_TIMEOUT, DEFAULT_NET_TIMEOUT,
 };
-pub use doctor::{doctor, DoctorReport, Finding, Severity};
+pub use doctor::doctor;
 pub use error::{codes, MysqlError};
 pub use ident::Ident;
 pub use prepare::{prepare, PreparedTarget};
 pub use redact::redact_url;
+pub use ringpipe_pipeline::{DoctorReport, Finding, Severity};
 pub use schema::{execute, key_columns, table_columns};
 pub use sink::MysqlSink;
 pub use stats::{ServerStats, SinkStats};

@@ -12,6 +12,7 @@
 //! [`Target`] opens one sink per shard and, for a resumable destination,
 //! reads back and clears the checkpoints.
 
+mod doctor;
 mod error;
 mod identity;
 mod import;
@@ -26,6 +27,7 @@ mod stages;
 mod summary;
 mod target;
 
+pub use doctor::{DoctorReport, Finding, Severity};
 pub use error::{ImportError, ImportFailure, ResumeError};
 pub use identity::{fingerprint, ImportIdentity, Part};
 pub use import::{Import, ImportResult};

@@ -1,44 +1,9 @@
 //! The PostgreSQL settings that decide bulk-load speed, read and judged.
 
-use std::fmt;
+use ringpipe_pipeline::{DoctorReport, Finding, Severity};
 
 use crate::connect::connect;
 use crate::PgError;
-
-/// How much a finding matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    /// Fine for bulk loads.
-    Ok,
-    /// Worth knowing; costs some speed or is a deliberate trade-off.
-    Info,
-    /// A trap: fix it before a large import.
-    Warn,
-}
-
-/// One setting, its value and what to do about it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    /// The setting.
-    pub setting: String,
-    /// Its value, with its unit.
-    pub value: String,
-    /// How much it matters.
-    pub severity: Severity,
-    /// Why.
-    pub reason: String,
-    /// How to change it (empty when nothing to do).
-    pub fix: String,
-}
-
-/// The doctor's verdict on one server.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DoctorReport {
-    /// `version()`.
-    pub server_version: String,
-    /// One finding per inspected setting.
-    pub findings: Vec<Finding>,
-}
 
 const SETTINGS: &str = "SELECT name, setting, coalesce(unit, '') FROM pg_settings \
      WHERE name IN ('synchronous_commit', 'wal_level', 'max_wal_size', \
@@ -147,28 +112,6 @@ fn judge(name: &str, setting: &str, unit: &str) -> Finding {
         severity,
         reason: reason.into(),
         fix: fix.into(),
-    }
-}
-
-impl fmt::Display for DoctorReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "server {}", self.server_version)?;
-        for finding in &self.findings {
-            let tag = match finding.severity {
-                Severity::Ok => "ok  ",
-                Severity::Info => "info",
-                Severity::Warn => "WARN",
-            };
-            writeln!(
-                f,
-                "[{tag}] {} = {}: {}",
-                finding.setting, finding.value, finding.reason
-            )?;
-            if !finding.fix.is_empty() {
-                writeln!(f, "       fix: {}", finding.fix)?;
-            }
-        }
-        Ok(())
     }
 }
 
