@@ -49,12 +49,12 @@ private() {
     if [[ ! -s $DATA_DIR/PG_VERSION ]]; then
         log "initialising a private cluster in $DATA_DIR"
         mkdir -p "$DATA_DIR"
-        chown -R postgres:postgres "$DEV_DIR"
-        runuser -u postgres -- "$pg/initdb" -D "$DATA_DIR" -U postgres --auth=trust >&2
+        as_root chown -R postgres:postgres "$DEV_DIR"
+        as_root runuser -u postgres -- "$pg/initdb" -D "$DATA_DIR" -U postgres --auth=trust >&2
     fi
     if ! answers 127.0.0.1 "$PRIVATE_PORT"; then
         log "starting the private cluster on port $PRIVATE_PORT"
-        runuser -u postgres -- "$pg/pg_ctl" -D "$DATA_DIR" -l "$DEV_DIR/server.log" -w \
+        as_root runuser -u postgres -- "$pg/pg_ctl" -D "$DATA_DIR" -l "$DEV_DIR/server.log" -w \
             -o "-p $PRIVATE_PORT -k $DATA_DIR -h 127.0.0.1" start >&2
     fi
     with_test_db 127.0.0.1 "$PRIVATE_PORT"
@@ -62,7 +62,7 @@ private() {
 
 case "${1:-}" in
 stop)
-    [[ -s $DATA_DIR/PG_VERSION ]] && runuser -u postgres -- "$(bin)/pg_ctl" -D "$DATA_DIR" -w stop >&2
+    [[ -s $DATA_DIR/PG_VERSION ]] && as_root runuser -u postgres -- "$(bin)/pg_ctl" -D "$DATA_DIR" -w stop >&2
     exit 0
     ;;
 --force-private) private; exit ;;

@@ -54,6 +54,11 @@ impl Batch {
         }
     }
 
+    /// The source record number of the first row held (0 when empty).
+    pub(crate) fn first_record(&self) -> u64 {
+        self.positions.first().map_or(0, |p| p.record)
+    }
+
     /// The source record number of the last row held (0 when empty).
     pub(crate) fn last_record(&self) -> u64 {
         self.positions.last().map_or(0, |p| p.record)

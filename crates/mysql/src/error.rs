@@ -223,6 +223,20 @@ pub enum MysqlError {
         /// Why the reject file could not be written.
         source: Box<MysqlError>,
     },
+    /// The connection was lost during `COMMIT` and the import keeps no
+    /// checkpoints (its input is a pipe), so whether the batch committed
+    /// cannot be known: sending it again could store its rows twice.
+    #[error(
+        "the connection was lost during the COMMIT of records {first}..={last}, and without \
+         checkpoints (the input is a pipe) it cannot be known whether they were stored; \
+         check the table, and import from a file to be able to resume"
+    )]
+    CommitUnknown {
+        /// The first record of the batch.
+        first: u64,
+        /// The last record of the batch.
+        last: u64,
+    },
 }
 
 /// The driver's own description: the `mysql` crate's `Display` of a

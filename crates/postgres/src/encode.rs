@@ -165,6 +165,16 @@ impl CopyEncoder {
     ///
     /// [`PgError::BadValue`] for a value its column cannot take.
     pub fn row(&self, row: &Row, out: &mut Vec<u8>) -> Result<(), PgError> {
+        // One `bytea` flag per mapped column: a row of another width would
+        // lose values (binary) or index past the flags (text).
+        if row.len() != self.bytea.len() {
+            return Err(PgError::Config(format!(
+                "record {} has {} values, {} columns are mapped",
+                row.position().record,
+                row.len(),
+                self.bytea.len()
+            )));
+        }
         let mark = out.len();
         let result = match &self.binary {
             Some(encoders) => binary_row(encoders, row, out),

@@ -29,6 +29,7 @@ use crate::config::{BulkClient, WritePath};
 use crate::connect::{self, Session};
 use crate::encode::insert::InsertEncoder;
 use crate::link::Link;
+use crate::reject::Rejected;
 use crate::shared::Shared;
 use crate::stats::SinkStats;
 use crate::MysqlError;
@@ -63,6 +64,9 @@ pub struct MysqlSink {
     /// The connection died during `COMMIT`: the last batch may or may not
     /// have committed; the checkpoint decides before it is sent again.
     commit_unknown: bool,
+    /// The bad records of the batch whose `COMMIT` was cut off, reserved
+    /// in the budget until the checkpoint settles whether it committed.
+    unsettled: Vec<Rejected>,
     /// Bad records the last successful commit diverted.
     last_diverted: u64,
     /// An error that happened after a batch committed (the reject file
@@ -82,6 +86,7 @@ impl MysqlSink {
             max_bytes: 0,
             stats: SinkStats::default(),
             commit_unknown: false,
+            unsettled: Vec::new(),
             last_diverted: 0,
             deferred: None,
             session: None,
@@ -189,6 +194,26 @@ impl MysqlSink {
         self.deferred.take().map_or(Ok(()), Err)
     }
 
+    /// Counts the committed batch, `rejected` its records set aside, and
+    /// writes those to the reject file.
+    fn settle(&mut self, rejected: Vec<Rejected>) {
+        let count = rejected.len() as u64;
+        self.stats.commits += 1;
+        self.stats.rows += (self.batch.len() as u64) - count;
+        self.stats.rejected += count;
+        self.last_diverted = count;
+        self.clear_batch();
+        if count > 0 {
+            log::info!("shard {}: diverted {count} bad record(s)", self.shard);
+            if let Err(source) = self.target.rejects.write(&rejected) {
+                self.deferred = Some(MysqlError::RejectsLost {
+                    records: rejected.iter().map(|r| r.position.record).collect(),
+                    source: Box::new(source),
+                });
+            }
+        }
+    }
+
     /// Forgets the open batch.
     fn clear_batch(&mut self) {
         self.path.clear();
@@ -235,15 +260,17 @@ impl Sink for MysqlSink {
         if self.batch.is_empty() {
             return Ok(());
         }
-        if self.commit_unknown && self.already_committed()? {
-            log::info!(
-                "shard {}: the batch whose COMMIT was cut off had committed",
-                self.shard
-            );
-            self.stats.commits += 1;
-            self.stats.rows += self.batch.len() as u64;
-            self.clear_batch();
-            return Ok(());
+        if self.commit_unknown {
+            let unsettled = std::mem::take(&mut self.unsettled);
+            if self.already_committed()? {
+                log::info!(
+                    "shard {}: the batch whose COMMIT was cut off had committed",
+                    self.shard
+                );
+                self.settle(unsettled);
+                return Ok(());
+            }
+            self.target.rejects.release(unsettled.len() as u64);
         }
         let rejected = self.run_batch()?;
         let count = rejected.len() as u64;
@@ -251,24 +278,16 @@ impl Sink for MysqlSink {
             return Err(self.over_budget(&rejected[0]));
         }
         if let Err(e) = self.query("COMMIT", "commit") {
-            self.target.rejects.release(count);
             self.commit_unknown = e.is_connection_lost();
+            match self.commit_unknown {
+                // Kept (with their budget) until the checkpoint tells
+                // whether the batch, and so their diversion, committed.
+                true => self.unsettled = rejected,
+                false => self.target.rejects.release(count),
+            }
             return Err(e);
         }
-        self.stats.commits += 1;
-        self.stats.rows += (self.batch.len() as u64) - count;
-        self.stats.rejected += count;
-        self.last_diverted = count;
-        self.clear_batch();
-        if count > 0 {
-            log::info!("shard {}: diverted {count} bad record(s)", self.shard);
-            if let Err(source) = self.target.rejects.write(&rejected) {
-                self.deferred = Some(MysqlError::RejectsLost {
-                    records: rejected.iter().map(|r| r.position.record).collect(),
-                    source: Box::new(source),
-                });
-            }
-        }
+        self.settle(rejected);
         Ok(())
     }
 

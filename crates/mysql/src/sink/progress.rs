@@ -33,12 +33,19 @@ impl MysqlSink {
     }
 
     /// After a `COMMIT` whose outcome was lost with the connection: whether
-    /// the checkpoint shows that the open batch did commit. Without
-    /// checkpoints there is no way to know; the batch is sent again.
+    /// the checkpoint shows that the open batch did commit.
+    ///
+    /// # Errors
+    ///
+    /// [`MysqlError::CommitUnknown`] without checkpoints: there is no way
+    /// to know, and sending the batch again could store it twice.
     pub(super) fn already_committed(&mut self) -> Result<bool, MysqlError> {
         self.commit_unknown = false;
         let Some(identity) = self.identity.clone() else {
-            return Ok(false);
+            return Err(MysqlError::CommitUnknown {
+                first: self.batch.first_record(),
+                last: self.batch.last_record(),
+            });
         };
         let (table, shard, last) = (
             self.target.table_name.clone(),

@@ -48,6 +48,8 @@ enum When {
     /// The reply to the second batch's `COMMIT`: the outcome is unknown to
     /// the client, so the run records checkpoints, which decide.
     Commit,
+    /// As `Commit`, in an import that keeps no checkpoints (a pipe).
+    CommitUnchecked,
 }
 
 /// Writes `BATCHES` batches through a proxy on `path`, arming `fault` for
@@ -80,7 +82,7 @@ fn run(table: &str, path: WritePath, fault: Fault, when: When) -> Outcome {
                 }
                 match (b, attempt, when) {
                     (1, 1, When::Flush) => proxy.arm(fault),
-                    (1, 1, When::Commit) => proxy.arm_at_commit(fault),
+                    (1, 1, When::Commit | When::CommitUnchecked) => proxy.arm_at_commit(fault),
                     _ => {}
                 }
                 let last_record = ((b + 1) * BATCH) as u64;
@@ -294,4 +296,18 @@ fn cut_commit_reply_on_every_path_is_exact() {
 #[test]
 fn stalled_commit_reply_on_every_path_is_exact() {
     commit_reply_lost(Fault::Stall(Duration::from_secs(4)), "stallcommit");
+}
+
+#[test]
+fn a_lost_commit_reply_without_checkpoints_is_an_error_not_a_second_send() {
+    for path in [WritePath::Insert, WritePath::Bulk] {
+        let outcome = survives_at(path, Fault::Cut, When::CommitUnchecked, "uncheckedcommit");
+        let error = outcome
+            .result
+            .expect_err("a batch whose commit is unknown was sent again");
+        assert!(
+            matches!(error, MysqlError::CommitUnknown { first: 201, .. }),
+            "{path:?}: {error}"
+        );
+    }
 }
