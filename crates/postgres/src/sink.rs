@@ -107,17 +107,26 @@ impl PgSink {
                 .execute(self.plan.record.as_str(), &params)
                 .map_err(|e| PgError::server(e, "recording the checkpoint"))?;
         }
-        // Whatever stopped a COMMIT (a FATAL from a terminated backend, a
-        // dropped socket), the transaction may have landed before it.
+        // When a COMMIT's connection is gone (a FATAL from a terminated
+        // backend, a dropped socket), the transaction may have landed before
+        // it; an error the server answered on a live connection means it
+        // did not.
         let committed = run(&mut self.client, "COMMIT", "committing");
-        self.uncertain = committed.is_err();
+        self.uncertain = committed.is_err() && self.client.is_closed();
         committed
     }
 
     /// Whether this shard's checkpoint already covers the batch.
     fn landed(&mut self, checkpoint: &Checkpoint<'_>) -> Result<bool, PgError> {
         if checkpoint.import.is_none() {
-            return Ok(false);
+            // Without checkpoints nothing can tell, and sending the batch
+            // again could store it twice: fail instead.
+            return Err(PgError::Config(format!(
+                "the connection was lost during the COMMIT of the batch through record {}, \
+                 and without checkpoints (the input is a pipe) it cannot be known whether \
+                 it was stored; check the table, and import from a file to be able to resume",
+                checkpoint.last_record
+            )));
         }
         let through = checkpoint::committed_through(
             &mut self.client,
