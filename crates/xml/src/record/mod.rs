@@ -219,6 +219,24 @@ impl RecordReader {
             }),
             Repeated::First => Ok(Claim::Skip),
             Repeated::Last => Ok(Claim::Fresh),
+            // Joining is for text: a decoded (binary) value would lose the
+            // values before it, or decode the separator with them.
+            Repeated::Join
+                if self.decodes[column].is_some()
+                    || row.get(column).is_some_and(|value| value.is_binary()) =>
+            {
+                Err(Located {
+                    fault: Fault::BadValue {
+                        field: field.to_owned(),
+                        message: format!(
+                            "repeats in column {}, which holds decoded bytes; \
+                             --repeated join joins text: use first or last",
+                            self.columns[column]
+                        ),
+                    },
+                    offset: at,
+                })
+            }
             Repeated::Join if row.get(column).is_some() => Ok(Claim::Append),
             Repeated::Join => Ok(Claim::Fresh),
         }

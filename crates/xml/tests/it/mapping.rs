@@ -156,3 +156,14 @@ fn namespace_declarations_are_never_fields() {
         "q:xmlns is an attribute named xmlns in urn:q"
     );
 }
+
+#[test]
+fn joining_a_repeated_binary_field_is_refused_not_half_lost() {
+    let typed = r#"<r xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><p><b xsi:type="xs:hexBinary">00</b><b xsi:type="xs:hexBinary">01</b></p></r>"#;
+    let config = || XmlConfig::new("p", ["b"]).repeated(Repeated::Join);
+    let message = error(typed, config());
+    assert!(message.contains("--repeated join joins text"), "{message}");
+    let decoded = "<r><p><b>00</b><b>01</b></p></r>";
+    let message = error(decoded, config().decode("b", ringpipe_xml::Decode::Hex));
+    assert!(message.contains("holds decoded bytes"), "{message}");
+}
