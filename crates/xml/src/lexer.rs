@@ -2,17 +2,21 @@
 //! comments, processing instructions and the DOCTYPE.
 //!
 //! Written for the importer's hot loop: each token is found with one or
-//! two `memchr` scans and handed out as a borrowed `&str` straight from the
-//! input window, never copied. A text run keeps its references (`&amp;`)
-//! in place, so `a &amp; b` is one token, not three; the record reader
-//! expands them as it copies the value into the row. Nesting (end-tag
+//! two scans (`crate::scan`, short runs eight bytes at a time) and handed
+//! out as a borrowed `&str` straight from the input window, never copied.
+//! A text run keeps its references (`&amp;`) in place, so `a &amp; b` is
+//! one token, not three; the record reader expands them as it copies the
+//! value into the row. The scan that ends a text run also notes whether
+//! the run holds a reference or a CR, so that a plain run is copied
+//! without a second look. Nesting (end-tag
 //! names), the document's shape and references are checked by the callers
 //! (`Document`, `RecordReader`), so this file knows only token syntax.
 
-use memchr::{memchr, memchr2, memchr3, memmem};
+use memchr::{memchr, memmem};
 
 use crate::decl;
 use crate::diagnose::{Fault, Located};
+use crate::scan;
 use crate::tag::Tag;
 use crate::window::Window;
 
@@ -26,7 +30,13 @@ pub(crate) enum Token<'a> {
     /// `</name>`: the name, without surrounding whitespace.
     End(&'a str),
     /// Character data up to the next `<`, references unexpanded.
-    Text(&'a str),
+    Text {
+        /// The text as written.
+        raw: &'a str,
+        /// Whether `raw` holds no `&` and no `\r`: its value is `raw`
+        /// itself.
+        plain: bool,
+    },
     /// The contents of `<![CDATA[…]]>`.
     CData(&'a str),
     /// The XML declaration `<?xml …?>`: its content after `<?`.
@@ -67,8 +77,13 @@ impl Lexer {
             return Ok(Token::Eof);
         }
         if self.window.data()[0] != b'<' {
-            let len = self.text_end()?;
-            return self.finish(len, |w| Ok(Token::Text(w.text(0..len)?)));
+            let (len, plain) = self.text_end()?;
+            return self.finish(len, |w| {
+                Ok(Token::Text {
+                    raw: w.text(0..len)?,
+                    plain,
+                })
+            });
         }
         if !self.ensure(2)? {
             return Err(unclosed("a tag", ">"));
@@ -81,26 +96,29 @@ impl Lexer {
         }
     }
 
-    /// The length of the text run at the window's start: up to the next
-    /// `<` or the end of input. A `>` met on the way must not end `]]>`
-    /// (XML 1.0 §2.4 [14]); `>` is rare in text, so the one scan finds
-    /// both.
+    /// The length of the text run at the window's start (up to the next
+    /// `<` or the end of input), and whether it is plain (no `&`, no
+    /// `\r`). A `>` met on the way must not end `]]>` (XML 1.0 §2.4 [14]);
+    /// `>`, `&` and `\r` are rare in text, so the one scan finds all four.
     #[inline]
-    fn text_end(&mut self) -> Result<usize, Located> {
+    fn text_end(&mut self) -> Result<(usize, bool), Located> {
         let mut from = 0;
+        let mut plain = true;
         loop {
-            let Some(at) = self.find(from, |data| memchr2(b'<', b'>', data))? else {
-                return Ok(self.window.data().len());
+            let Some(at) = self.find(from, scan::text_stop)? else {
+                return Ok((self.window.data().len(), plain));
             };
             let data = self.window.data();
-            if data[at] == b'<' {
-                return Ok(at);
-            }
-            if at >= 2 && data[at - 2..at] == *b"]]" {
-                return Err(Located {
-                    fault: Fault::syntax("`]]>` is not allowed in text (write `]]&gt;`)"),
-                    offset: at - 2,
-                });
+            match data[at] {
+                b'<' => return Ok((at, plain)),
+                b'>' if at >= 2 && data[at - 2..at] == *b"]]" => {
+                    return Err(Located {
+                        fault: Fault::syntax("`]]>` is not allowed in text (write `]]&gt;`)"),
+                        offset: at - 2,
+                    });
+                }
+                b'>' => {}
+                _ => plain = false,
             }
             from = at + 1;
         }
@@ -169,7 +187,7 @@ impl Lexer {
     fn tag(&mut self) -> Result<Token<'_>, Located> {
         let mut from = 1;
         let end = loop {
-            let found = self.find(from, |data| memchr3(b'>', b'"', b'\'', data))?;
+            let found = self.find(from, scan::tag_stop)?;
             let Some(at) = found else {
                 return Err(unclosed("a tag", ">"));
             };
@@ -177,7 +195,7 @@ impl Lexer {
             if quote == b'>' {
                 break at;
             }
-            match self.find(at + 1, |data| memchr(quote, data))? {
+            match self.find(at + 1, |data| scan::byte(quote, data))? {
                 Some(close) => from = close + 1,
                 None => return Err(unclosed("an attribute value", &(quote as char).to_string())),
             }
@@ -196,7 +214,7 @@ impl Lexer {
 
     /// `</name>`.
     fn end_tag(&mut self) -> Result<Token<'_>, Located> {
-        let Some(end) = self.find(2, |data| memchr(b'>', data))? else {
+        let Some(end) = self.find(2, |data| scan::byte(b'>', data))? else {
             return Err(unclosed("a tag", ">"));
         };
         self.finish(end + 1, |w| {
@@ -371,7 +389,7 @@ mod tests {
                 Token::Start(tag) => format!("<{}|{}>", tag.name(), tag.attributes_raw()),
                 Token::Empty(tag) => format!("<{}|{}/>", tag.name(), tag.attributes_raw()),
                 Token::End(name) => format!("</{name}>"),
-                Token::Text(text) => format!("T({text})"),
+                Token::Text { raw, .. } => format!("T({raw})"),
                 Token::CData(text) => format!("C({text})"),
                 Token::Decl(_) => "decl".into(),
                 Token::DocType(content) => format!("D({content})"),
@@ -434,6 +452,29 @@ mod tests {
         );
         fails("<!DOCTYPE r [<!-- ]> -", "inside the DOCTYPE: expected `>`");
         fails("<!DOCTYPE r [<? ]> ?", "inside the DOCTYPE: expected `>`");
+    }
+
+    #[test]
+    fn text_is_plain_without_references_and_carriage_returns() {
+        for (text, want) in [
+            ("a b > c", true),
+            ("a &amp; b", false),
+            ("a\r\nb", false),
+            (&format!("{}&lt;", "x".repeat(70)), false),
+            (&format!("{}>\n", "x".repeat(70)), true),
+        ] {
+            for step in [1, 3, 1 << 16] {
+                let input = trickle(format!("{text}<r/>").as_bytes(), step);
+                let mut lexer = Lexer::new(Window::new(input, 0, 1 << 20, 1 << 20));
+                match lexer.next_token() {
+                    Ok(Token::Text { raw, plain }) => {
+                        assert_eq!((raw, plain), (text, want), "read {step} at a time")
+                    }
+                    other => panic!("{text:?}: {other:?}"),
+                }
+            }
+        }
+        fails("<r>a]]>", "`]]>` is not allowed in text");
     }
 
     #[test]

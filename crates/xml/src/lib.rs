@@ -186,6 +186,7 @@ mod position;
 mod qname;
 mod record;
 mod region;
+mod scan;
 mod shape;
 mod source;
 mod stream;

@@ -323,8 +323,8 @@ impl Planner {
                     }
                     None
                 }
-                Token::Text(text) => {
-                    document.text(text, "text").ok()?;
+                Token::Text { raw, .. } => {
+                    document.text(raw, "text").ok()?;
                     None
                 }
                 Token::CData(text) => {

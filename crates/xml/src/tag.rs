@@ -1,10 +1,9 @@
 //! A start tag's name and attributes, read in place from the tag's text.
 
-use memchr::memchr2;
-
 use crate::diagnose::{Fault, Located};
 use crate::error::LimitKind;
 use crate::names;
+use crate::scan;
 
 /// Attribute names remembered without allocating, for the duplicate check.
 const INLINE_NAMES: usize = 16;
@@ -138,7 +137,7 @@ impl<'a> Tag<'a> {
                 Some(_) => return Err(fault("attribute values must be quoted", at)),
             };
             let value_start = at + 1;
-            let Some(len) = memchr2(quote, b'<', &bytes[value_start..]) else {
+            let Some(len) = scan::byte2(quote, b'<', &bytes[value_start..]) else {
                 let message = format!(
                     "expected the closing `{}` of the attribute value",
                     quote as char

@@ -31,7 +31,7 @@
 //! ```
 
 mod product;
-mod rng;
+pub(crate) mod rng;
 mod write;
 
 use std::fs::File;

@@ -282,8 +282,21 @@ impl RecordReader {
     /// Text or CDATA content at `depth`.
     #[inline(always)]
     pub(crate) fn text(&mut self, content: &str, depth: usize, row: &mut Row) -> Result<(), Fault> {
+        self.text_of(content, false, depth, row)
+    }
+
+    /// [`RecordReader::text`], told whether `content` is known to hold
+    /// no `\r` (`plain`), which spares the line-end scan.
+    #[inline(always)]
+    fn text_of(
+        &mut self,
+        content: &str,
+        plain: bool,
+        depth: usize,
+        row: &mut Row,
+    ) -> Result<(), Fault> {
         if let Some(column) = self.column_at(depth) {
-            self.append_text(column, content, row)?;
+            self.append_text(column, content, plain, row)?;
         }
         if !self.text_targets.is_empty() {
             self.text_to_paths(content, depth, row)?;
@@ -291,14 +304,21 @@ impl RecordReader {
         Ok(())
     }
 
-    /// Appends text content to `column`, normalizing line ends.
+    /// Appends text content to `column`, normalizing line ends unless
+    /// `plain` says it has none.
     #[inline(always)]
-    fn append_text(&mut self, column: usize, content: &str, row: &mut Row) -> Result<(), Fault> {
+    fn append_text(
+        &mut self,
+        column: usize,
+        content: &str,
+        plain: bool,
+        row: &mut Row,
+    ) -> Result<(), Fault> {
         let value = row.append_mut(column);
         if value.len() + content.len() > self.limits.max_value_bytes {
             return Err(too_large(self.limits.max_value_bytes));
         }
-        if self.keep_line_ends {
+        if plain || self.keep_line_ends {
             value.push_str(content);
         } else {
             text::push_text(content, value);
@@ -307,8 +327,26 @@ impl RecordReader {
     }
 
     /// A run of character data at `depth`, its references still in place
-    /// (`a &amp; b`).
+    /// (`a &amp; b`); `plain` when the lexer found no `&` and no `\r` in it.
+    #[inline(always)]
     pub(crate) fn content(
+        &mut self,
+        raw: &str,
+        plain: bool,
+        depth: usize,
+        row: &mut Row,
+        declared: &DeclaredEntities,
+    ) -> Result<(), Located> {
+        if plain {
+            return self
+                .text_of(raw, true, depth, row)
+                .map_err(|fault| Located { fault, offset: 0 });
+        }
+        self.references(raw, depth, row, declared)
+    }
+
+    /// [`RecordReader::content`] of a run that may hold references.
+    fn references(
         &mut self,
         raw: &str,
         depth: usize,

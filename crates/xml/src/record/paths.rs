@@ -117,7 +117,7 @@ impl RecordReader {
         for i in 0..self.text_targets.len() {
             let (at_depth, column) = self.text_targets[i];
             if at_depth == depth {
-                self.append_text(column, content, row)?;
+                self.append_text(column, content, false, row)?;
             }
         }
         Ok(())

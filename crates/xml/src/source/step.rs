@@ -82,9 +82,9 @@ pub(super) fn step(
                 Step::Continue
             }
         }
-        Token::Text(raw) => {
+        Token::Text { raw, plain } => {
             document.text(raw, "text")?;
-            record.content(raw, document.depth(), row, &document.declared)?;
+            record.content(raw, plain, document.depth(), row, &document.declared)?;
             Step::Continue
         }
         Token::CData(cdata) => {

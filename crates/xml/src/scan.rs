@@ -1,0 +1,201 @@
+//! Finding the first of a few bytes in the short runs the lexer scans: a
+//! tag (`<sku>`), an end tag, the indentation between elements, a field
+//! value.
+//!
+//! `memchr` is fastest on long haystacks but pays a fixed cost per call
+//! (dispatch, set-up, a vector tail) that dominates on runs of a few bytes,
+//! which is most of what a record holds. These scans read eight bytes as
+//! one `u64` and find the first wanted byte with the "has a zero byte" bit
+//! trick, so a short run costs a handful of instructions; after
+//! [`SHORT`] bytes they hand the rest to `memchr`, so a long run costs
+//! what it did before (the text scan, which looks for four bytes, stays
+//! with words). The last bytes (fewer than eight) are read one by one.
+
+use memchr::{memchr, memchr2, memchr3};
+
+/// Bytes scanned eight at a time before a long run goes to `memchr`.
+const SHORT: usize = 32;
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// `b` in every byte.
+#[inline(always)]
+const fn splat(b: u8) -> u64 {
+    ONES * b as u64
+}
+
+/// Sets bit 7 of each byte that is zero in `word`. Bytes above the first
+/// zero byte may be marked falsely (a borrow), but the lowest mark is
+/// always exact, and every zero byte is marked.
+#[inline(always)]
+fn zeros(word: u64) -> u64 {
+    word.wrapping_sub(ONES) & !word & HIGHS
+}
+
+/// Marks the bytes of `word` equal to `b` (lowest mark exact).
+#[inline(always)]
+fn equal(word: u64, b: u8) -> u64 {
+    zeros(word ^ splat(b))
+}
+
+/// The first position in `data` whose byte `marks` marks (eight at a time,
+/// lowest mark exact) or `one` accepts (byte by byte); past `short`
+/// bytes, `long` searches the rest.
+#[inline(always)]
+fn first(
+    data: &[u8],
+    marks: impl Fn(u64) -> u64,
+    one: impl Fn(u8) -> bool,
+    short: usize,
+    long: impl Fn(&[u8]) -> Option<usize>,
+) -> Option<usize> {
+    let mut at = 0;
+    while let Some(chunk) = data.get(at..at + 8) {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let found = marks(u64::from_le_bytes(word));
+        if found != 0 {
+            return Some(at + (found.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+        if at >= short {
+            return long(&data[at..]).map(|found| at + found);
+        }
+    }
+    let rest = data.get(at..).unwrap_or_default();
+    rest.iter().position(|&b| one(b)).map(|found| at + found)
+}
+
+/// The first `b` in `data` (as `memchr`).
+#[inline]
+pub(crate) fn byte(b: u8, data: &[u8]) -> Option<usize> {
+    first(
+        data,
+        |w| equal(w, b),
+        |x| x == b,
+        SHORT,
+        |rest| memchr(b, rest),
+    )
+}
+
+/// The first `a` or `b` in `data` (as `memchr2`).
+#[inline]
+pub(crate) fn byte2(a: u8, b: u8, data: &[u8]) -> Option<usize> {
+    first(
+        data,
+        |w| equal(w, a) | equal(w, b),
+        |x| x == a || x == b,
+        SHORT,
+        |rest| memchr2(a, b, rest),
+    )
+}
+
+/// The first `>`, `"` or `'` in `data`: where a tag ends or a quoted
+/// attribute value starts (as `memchr3`).
+#[inline]
+pub(crate) fn tag_stop(data: &[u8]) -> Option<usize> {
+    first(
+        data,
+        |w| equal(w, b'>') | equal(w, b'"') | equal(w, b'\''),
+        |x| matches!(x, b'>' | b'"' | b'\''),
+        SHORT,
+        |rest| memchr3(b'>', b'"', b'\'', rest),
+    )
+}
+
+/// Whether a text byte stops [`text_stop`]: `<` ends the run, `>` may end
+/// `]]>`, and `&` (a reference) or `\r` (a line end to normalize) make the
+/// run need more than a copy.
+#[inline]
+pub(crate) fn is_text_stop(b: u8) -> bool {
+    matches!(b, b'<' | b'>' | b'&' | b'\r')
+}
+
+/// The first byte of `data` that [`is_text_stop`].
+#[inline]
+pub(crate) fn text_stop(data: &[u8]) -> Option<usize> {
+    first(
+        data,
+        // `<` (0x3C) and `>` (0x3E) are the only bytes that `| 2` turns
+        // into `>`.
+        |w| equal(w | splat(2), b'>') | equal(w, b'&') | equal(w, b'\r'),
+        is_text_stop,
+        // memchr has no four-byte search: words all the way.
+        usize::MAX,
+        |_| None,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gen::rng::SplitMix64;
+
+    /// The reference answers: the first byte `pick` accepts.
+    fn naive(data: &[u8], pick: impl Fn(u8) -> bool) -> Option<usize> {
+        data.iter().position(|&b| pick(b))
+    }
+
+    /// Every scan agrees with the byte-by-byte answer on `data`.
+    fn agree(data: &[u8]) {
+        for b in [0u8, b'<', b'>', 0xFF] {
+            assert_eq!(byte(b, data), naive(data, |x| x == b), "{b} in {data:?}");
+            assert_eq!(byte(b, data), memchr(b, data), "{b} in {data:?}");
+        }
+        for (a, b) in [(b'"', b'<'), (b'\'', b'<'), (0, 0xFF), (b'a', b'a')] {
+            assert_eq!(
+                byte2(a, b, data),
+                naive(data, |x| x == a || x == b),
+                "{a}/{b} in {data:?}"
+            );
+        }
+        assert_eq!(
+            tag_stop(data),
+            memchr3(b'>', b'"', b'\'', data),
+            "tag in {data:?}"
+        );
+        assert_eq!(
+            text_stop(data),
+            naive(data, is_text_stop),
+            "text in {data:?}"
+        );
+    }
+
+    #[test]
+    fn every_byte_value_at_every_position_of_a_word() {
+        // Each byte value alone, after each number of filler bytes (so at
+        // every lane of a word, in the tail and past `SHORT`), with fillers
+        // that border it (b ± 1, which a borrow could confuse).
+        for b in 0..=255u8 {
+            for filler in [b'x', b.wrapping_sub(1), b.wrapping_add(1)] {
+                if filler == b {
+                    continue;
+                }
+                for len in (0..=17).chain([31, 32, 33, 47]) {
+                    for at in 0..len {
+                        let mut data = vec![filler; len];
+                        data[at] = b;
+                        agree(&data);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn random_runs_agree_with_the_reference() {
+        const ALPHABET: &[u8] = b"<>&\r\"'\n \0\x01\x3D\x3F\x24\x25\x0C\x0Eaz\xEF\xFF";
+        let mut rng = SplitMix64::new(7, 0);
+        for _ in 0..20_000 {
+            let len = rng.below(80) as usize;
+            let data: Vec<u8> = (0..len)
+                .map(|_| match rng.below(4) {
+                    0 => rng.pick(ALPHABET),
+                    _ => b'a' + rng.below(26) as u8,
+                })
+                .collect();
+            agree(&data);
+        }
+    }
+}
