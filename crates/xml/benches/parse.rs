@@ -19,7 +19,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use ringpipe_pipeline::{Row, Source};
-use ringpipe_xml::gen::{Catalogue, PRODUCT_COLUMNS};
+use ringpipe_xml::gen::{Catalogue, Layout, PRODUCT_COLUMNS};
 use ringpipe_xml::XmlSource;
 
 /// Rounds, each running every parser once (interleaved, so that a slow
@@ -36,7 +36,7 @@ fn main() {
     }
     if args.get(1).map(String::as_str) == Some("--generate") {
         let records = args[3].parse().expect("record count");
-        Catalogue::new(records)
+        catalogue(records)
             .write_file(&args[2])
             .expect("write catalogue");
         return;
@@ -48,7 +48,7 @@ fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("catalogue.xml");
     let started = Instant::now();
-    let bytes = Catalogue::new(records)
+    let bytes = catalogue(records)
         .write_file(&path)
         .expect("write catalogue");
     let generated = started.elapsed().as_secs_f64();
@@ -86,6 +86,20 @@ fn main() {
         dom.1 / xml.1,
         results[0].0 / xml.0
     );
+}
+
+/// The catalogue to parse: `RINGPIPE_BENCH_LAYOUT` picks its layout
+/// (`elements`, the default; `attributes`; `fields`, the mysqldump form)
+/// for `--generate` and the `XmlSource` child; the peers read `<product>`
+/// elements only.
+fn catalogue(records: u64) -> Catalogue {
+    let layout = match env::var("RINGPIPE_BENCH_LAYOUT").as_deref() {
+        Ok("attributes") => Layout::Attributes,
+        Ok("fields") => Layout::Fields,
+        Ok("elements") | Err(_) => Layout::Elements,
+        Ok(other) => panic!("RINGPIPE_BENCH_LAYOUT={other}: elements, attributes or fields"),
+    };
+    Catalogue::new(records).layout(layout)
 }
 
 /// Runs one measurement in a child process; returns (CPU seconds, wall
@@ -129,7 +143,7 @@ fn child(mode: &str, path: &Path) {
 }
 
 fn with_source(path: &Path) -> (u64, usize) {
-    let config = Catalogue::new(0).config();
+    let config = catalogue(0).config();
     let mut source = XmlSource::open(path, config).expect("open");
     let mut row = Row::with_columns(PRODUCT_COLUMNS.len());
     let (mut records, mut checksum) = (0, 0);

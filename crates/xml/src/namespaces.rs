@@ -3,12 +3,11 @@
 //! Undeclaring, Prefix Declared; §6.3 Attributes Unique).
 //!
 //! Bindings live on a stack; an element that declares none costs nothing
-//! beyond a byte search of its attributes for `xmlns` and `:`.
-
-use memchr::{memchr, memchr2};
+//! beyond a look at its attribute names (not values) for `xmlns` and `:`.
 
 use crate::diagnose::{Fault, Located};
 use crate::names::split_qname;
+use crate::scan;
 use crate::tag::Tag;
 use crate::text::{self, DeclaredEntities};
 
@@ -69,14 +68,14 @@ impl Namespaces {
         declared: &DeclaredEntities,
     ) -> Result<(), Located> {
         let raw = tag.attributes_raw().as_bytes();
-        // Neither `x` nor `:`: no declaration, no prefixed attribute.
-        let Some(first) = memchr2(b'x', b':', raw) else {
+        // Neither `x` nor `:` anywhere: no declaration, no prefixed name.
+        if scan::byte2(b'x', b':', raw).is_none() {
             return Ok(());
-        };
-        if may_declare(&raw[first..]) {
+        }
+        let (declares, colon) = name_kinds(raw);
+        if declares {
             self.declare(tag, depth, max_attributes, declared)?;
         }
-        let colon = memchr(b':', &raw[first..]).is_some();
         if colon {
             self.check_attributes(tag, max_attributes)?;
         }
@@ -170,18 +169,33 @@ impl Namespaces {
     }
 }
 
-/// Whether attributes `raw` may hold an `xmlns` declaration.
+/// What the attribute names in `raw` (a tag's text after its name) ask
+/// of the namespace checks: whether one may declare a namespace (holds
+/// `xmlns`) and whether one has a colon. Only the text between quoted
+/// values is looked at, so a `:` or `xmlns` in a value (a time, a URL)
+/// costs no second pass over the attributes. The lexer has matched the
+/// quotes; should one be unmatched, the attribute parse that every tag
+/// with attributes gets reports it.
 #[inline]
-fn may_declare(raw: &[u8]) -> bool {
-    let mut from = 0;
-    while let Some(found) = memchr(b'x', &raw[from..]) {
-        let at = from + found;
-        if raw[at..].starts_with(b"xmlns") {
-            return true;
+fn name_kinds(raw: &[u8]) -> (bool, bool) {
+    let (mut declares, mut colon) = (false, false);
+    let mut at = 0;
+    while let Some(found) = scan::byte4(b'"', b'\'', b':', b'x', &raw[at..]) {
+        at += found;
+        match raw[at] {
+            b':' => colon = true,
+            b'x' => declares |= raw[at..].starts_with(b"xmlns"),
+            quote => match scan::byte(quote, &raw[at + 1..]) {
+                Some(len) => at += len + 1,
+                None => break,
+            },
         }
-        from = at + 1;
+        if declares && colon {
+            break;
+        }
+        at += 1;
     }
-    false
+    (declares, colon)
 }
 
 /// The reserved-prefix and no-undeclaring rules for `xmlns:prefix="uri"`.
@@ -235,6 +249,21 @@ mod tests {
         assert_eq!(ns.resolve("xml"), Some(XML_NS));
         ns.close(1);
         assert_eq!(ns.resolve("p"), None);
+    }
+
+    #[test]
+    fn only_names_ask_for_namespace_checks() {
+        for (raw, want) in [
+            (" a='x:y' b=\"xmlns\"", (false, false)),
+            (" a='1' xmlns='u'", (true, false)),
+            (" xmlns:p='u'", (true, true)),
+            (" p:a='1' b='2'", (false, true)),
+            ("\n  max='9'\n  text=\"x\"", (false, false)),
+            (" a='unclosed", (false, false)),
+            (" a='1'xmlns:p='u'", (true, true)),
+        ] {
+            assert_eq!(name_kinds(raw.as_bytes()), want, "{raw:?}");
+        }
     }
 
     #[test]

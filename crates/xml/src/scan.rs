@@ -91,6 +91,19 @@ pub(crate) fn byte2(a: u8, b: u8, data: &[u8]) -> Option<usize> {
     )
 }
 
+/// The first `a`, `b`, `c` or `d` in `data` (eight bytes at a time all
+/// the way: for the short runs of attribute names).
+#[inline]
+pub(crate) fn byte4(a: u8, b: u8, c: u8, d: u8, data: &[u8]) -> Option<usize> {
+    first(
+        data,
+        |w| equal(w, a) | equal(w, b) | equal(w, c) | equal(w, d),
+        |x| x == a || x == b || x == c || x == d,
+        usize::MAX,
+        |_| None,
+    )
+}
+
 /// The first `>`, `"` or `'` in `data`: where a tag ends or a quoted
 /// attribute value starts (as `memchr3`).
 #[inline]
@@ -150,6 +163,11 @@ mod tests {
                 "{a}/{b} in {data:?}"
             );
         }
+        assert_eq!(
+            byte4(b'"', b'\'', b':', b'x', data),
+            naive(data, |x| matches!(x, b'"' | b'\'' | b':' | b'x')),
+            "names in {data:?}"
+        );
         assert_eq!(
             tag_stop(data),
             memchr3(b'>', b'"', b'\'', data),
