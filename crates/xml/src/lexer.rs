@@ -183,17 +183,28 @@ impl Lexer {
     }
 
     /// `<name …>` or `<name …/>`: finds the `>` that is not inside a
-    /// quoted attribute value.
+    /// quoted attribute value. On the way it notes whether the text
+    /// outside the values (the names) holds a `:` or an `x`, without
+    /// which no attribute declares a namespace or has a prefix.
     fn tag(&mut self) -> Result<Token<'_>, Located> {
         let mut from = 1;
+        let mut plain_names = true;
         let end = loop {
-            let found = self.find(from, scan::tag_stop)?;
+            let found = match plain_names {
+                true => self.find(from, scan::tag_or_name_stop)?,
+                false => self.find(from, scan::tag_stop)?,
+            };
             let Some(at) = found else {
                 return Err(unclosed("a tag", ">"));
             };
             let quote = self.window.data()[at];
             if quote == b'>' {
                 break at;
+            }
+            if matches!(quote, b':' | b'x') {
+                plain_names = false;
+                from = at + 1;
+                continue;
             }
             match self.find(at + 1, |data| scan::byte(quote, data))? {
                 Some(close) => from = close + 1,
@@ -203,7 +214,7 @@ impl Lexer {
         let empty = self.window.data()[end - 1] == b'/' && end > 1;
         let inner_end = if empty { end - 1 } else { end };
         self.finish(end + 1, |w| {
-            let tag = Tag::parse(w.text(1..inner_end)?)?;
+            let tag = Tag::parse(w.text(1..inner_end)?)?.with_plain_names(plain_names);
             Ok(if empty {
                 Token::Empty(tag)
             } else {

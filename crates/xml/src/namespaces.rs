@@ -67,12 +67,10 @@ impl Namespaces {
         max_attributes: usize,
         declared: &DeclaredEntities,
     ) -> Result<(), Located> {
-        let raw = tag.attributes_raw().as_bytes();
-        // Neither `x` nor `:` anywhere: no declaration, no prefixed name.
-        if scan::byte2(b'x', b':', raw).is_none() {
+        if tag.plain_names() {
             return Ok(());
         }
-        let (declares, colon) = name_kinds(raw);
+        let (declares, colon) = name_kinds(tag.attributes_raw().as_bytes());
         if declares {
             self.declare(tag, depth, max_attributes, declared)?;
         }

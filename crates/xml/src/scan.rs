@@ -117,6 +117,21 @@ pub(crate) fn tag_stop(data: &[u8]) -> Option<usize> {
     )
 }
 
+/// [`tag_stop`], also stopping at `:` and `x`: while the lexer looks for
+/// a tag's end, it notes whether the text outside the quoted values (the
+/// names) holds one of them, without which no attribute declares a
+/// namespace or has a prefix.
+#[inline]
+pub(crate) fn tag_or_name_stop(data: &[u8]) -> Option<usize> {
+    first(
+        data,
+        |w| equal(w, b'>') | equal(w, b'"') | equal(w, b'\'') | equal(w, b':') | equal(w, b'x'),
+        |x| matches!(x, b'>' | b'"' | b'\'' | b':' | b'x'),
+        usize::MAX,
+        |_| None,
+    )
+}
+
 /// Whether a text byte stops [`text_stop`]: `<` ends the run, `>` may end
 /// `]]>`, and `&` (a reference) or `\r` (a line end to normalize) make the
 /// run need more than a copy.
@@ -167,6 +182,11 @@ mod tests {
             byte4(b'"', b'\'', b':', b'x', data),
             naive(data, |x| matches!(x, b'"' | b'\'' | b':' | b'x')),
             "names in {data:?}"
+        );
+        assert_eq!(
+            tag_or_name_stop(data),
+            naive(data, |x| matches!(x, b'>' | b'"' | b'\'' | b':' | b'x')),
+            "tag or name in {data:?}"
         );
         assert_eq!(
             tag_stop(data),

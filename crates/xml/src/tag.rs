@@ -17,6 +17,9 @@ pub(crate) struct Tag<'a> {
     rest: &'a str,
     /// Whether the name has a namespace prefix.
     prefixed: bool,
+    /// Whether the lexer saw that no attribute name holds `:` or `x`, so
+    /// that none declares a namespace or has a prefix.
+    plain_names: bool,
 }
 
 /// One attribute, its value raw (references unexpanded).
@@ -52,7 +55,23 @@ impl<'a> Tag<'a> {
             name,
             rest: text.get(name.len()..).unwrap_or_default(),
             prefixed,
+            plain_names: false,
         })
+    }
+
+    /// Notes that no attribute name holds `:` or `x` (the lexer looked at
+    /// the text between the quoted values).
+    #[inline]
+    pub(crate) fn with_plain_names(mut self, plain: bool) -> Self {
+        self.plain_names = plain;
+        self
+    }
+
+    /// Whether no attribute name can declare a namespace or have a prefix
+    /// (`false` when unknown).
+    #[inline]
+    pub(crate) fn plain_names(&self) -> bool {
+        self.plain_names
     }
 
     /// The element's name, prefix included.
