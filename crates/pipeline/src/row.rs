@@ -13,6 +13,7 @@ pub enum Value<'a> {
 
 impl<'a> Value<'a> {
     /// The value's bytes, whichever kind it is.
+    #[inline]
     pub fn as_bytes(&self) -> &'a [u8] {
         match *self {
             Value::Text(text) => text.as_bytes(),
@@ -21,6 +22,7 @@ impl<'a> Value<'a> {
     }
 
     /// The text, `None` for a binary value.
+    #[inline]
     pub fn as_text(&self) -> Option<&'a str> {
         match *self {
             Value::Text(text) => Some(text),
@@ -135,6 +137,7 @@ impl Row {
     /// # Panics
     ///
     /// Panics if `index >= self.len()`.
+    #[inline]
     pub fn get(&self, index: usize) -> Option<Value<'_>> {
         match self.kinds[index] {
             Kind::Null => None,
@@ -148,6 +151,7 @@ impl Row {
     /// # Panics
     ///
     /// Panics if `index >= self.len()`.
+    #[inline]
     pub fn text(&self, index: usize) -> Option<&str> {
         self.get(index).and_then(|value| value.as_text())
     }
@@ -166,6 +170,7 @@ impl Row {
     /// # Panics
     ///
     /// Panics if `index >= self.len()`.
+    #[inline]
     pub fn value_mut(&mut self, index: usize) -> &mut String {
         let value = self.append_mut(index);
         value.clear();
@@ -180,6 +185,7 @@ impl Row {
     /// # Panics
     ///
     /// Panics if `index >= self.len()`.
+    #[inline]
     pub fn append_mut(&mut self, index: usize) -> &mut String {
         if self.kinds[index] != Kind::Text {
             self.texts[index].clear();
@@ -214,6 +220,7 @@ impl Row {
     /// # Panics
     ///
     /// Panics if `index >= self.len()`.
+    #[inline]
     pub fn set_null(&mut self, index: usize) {
         self.kinds[index] = Kind::Null;
     }
@@ -234,6 +241,7 @@ impl Row {
     }
 
     /// Total bytes of the values currently held (not capacity).
+    #[inline]
     pub fn value_len(&self) -> usize {
         self.values().flatten().map(|value| value.len()).sum()
     }

@@ -137,10 +137,45 @@ fn check_prefixed(name: &str) -> Result<(), NameError> {
 /// Scans the QName that starts `text` and ends at whitespace, `=` or the
 /// end: the name, and whether it has a prefix (or why it is no QName).
 ///
-/// One pass finds the end and classifies the bytes; only names with a
-/// colon or a non-ASCII character get a closer look.
+/// A name of one to seven lowercase ASCII letters followed by more text
+/// (most attribute names) is recognised in one eight-byte word
+/// ([`short_lowercase`]);
+/// other names take one pass that finds the end and classifies the bytes,
+/// and only names with a colon or a non-ASCII character get a closer look.
 #[inline]
 pub(crate) fn scan_qname(text: &str) -> (&str, Result<bool, NameError>) {
+    match short_lowercase(text.as_bytes()) {
+        Some(len) => (&text[..len], Ok(false)),
+        None => scan_qname_bytes(text),
+    }
+}
+
+/// The length of the name at the start of `bytes` if it is one to seven
+/// lowercase ASCII letters followed by whitespace or `=` within the first
+/// eight bytes; `None` for anything else (and for text shorter than eight
+/// bytes), which [`scan_qname_bytes`] then reads.
+#[inline(always)]
+fn short_lowercase(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut word = [0; 8];
+    word.copy_from_slice(bytes.get(..8)?);
+    let w = u64::from_le_bytes(word);
+    // Bit 7 of a byte below 0x80 plus 0x80 - c is set when the byte is at
+    // least c, with no carry out of the byte. A byte of 0x80 or more is
+    // marked by `w` itself; the carry it may cause only disturbs the bytes
+    // after it, and the first marked byte is all that is read.
+    let at_least_a = w.wrapping_add(ONES * u64::from(0x80 - b'a'));
+    let above_z = w.wrapping_add(ONES * u64::from(0x80 - b'z' - 1));
+    let not_lower = (!at_least_a | above_z | w) & HIGHS;
+    let len = (not_lower.trailing_zeros() / 8) as usize;
+    let stop = *word.get(len)?;
+    (len > 0 && CLASS[stop as usize] & STOP != 0).then_some(len)
+}
+
+/// [`scan_qname`] for any name: one classifying pass over the bytes.
+#[inline]
+fn scan_qname_bytes(text: &str) -> (&str, Result<bool, NameError>) {
     let bytes = text.as_bytes();
     let (mut any, mut len) = (0, 0);
     while let Some(&b) = bytes.get(len) {
@@ -212,6 +247,54 @@ mod tests {
         assert_eq!(check_name("a b"), Err(NameError::BadChar));
         assert_eq!(check_name("a/"), Err(NameError::BadChar));
         assert_eq!(check_name("a\u{D7}"), Err(NameError::BadChar));
+    }
+
+    /// The one-word path agrees with the byte loop: every byte value at
+    /// every position of names up to nine bytes long, then random names.
+    #[test]
+    fn the_lowercase_fast_path_agrees_with_the_full_scan() {
+        let check = |text: &[u8]| {
+            let Ok(text) = std::str::from_utf8(text) else {
+                return;
+            };
+            assert_eq!(scan_qname(text), scan_qname_bytes(text), "{text:?}");
+        };
+        for len in 0..=9 {
+            for at in 0..len {
+                for b in 0..=0x7Fu8 {
+                    let mut name = vec![b'a'; len];
+                    name[at] = b;
+                    check(&name);
+                    name.push(b'=');
+                    check(&name);
+                }
+            }
+        }
+        for text in [
+            "é",
+            "aé",
+            "abcdefgé",
+            "abcdefg\u{300}",
+            "ab\u{A0}",
+            "z{",
+            "a`",
+        ] {
+            check(text.as_bytes());
+        }
+        let mut rng = crate::gen::rng::SplitMix64::new(3, 1);
+        let alphabet: Vec<char> = "az`{@[AZ09_-.: \t\n\r=/>\"'\u{B7}\u{300}é名"
+            .chars()
+            .collect();
+        for _ in 0..20_000 {
+            let len = rng.below(12) as usize;
+            let text: String = (0..len)
+                .map(|_| match rng.below(3) {
+                    0 => alphabet[rng.below(alphabet.len() as u64) as usize],
+                    _ => char::from(b'a' + rng.below(26) as u8),
+                })
+                .collect();
+            check(text.as_bytes());
+        }
     }
 
     #[test]

@@ -31,6 +31,8 @@ pub(crate) struct Attribute<'a> {
     pub(crate) value: &'a str,
     /// Byte offset of the name from the tag's `<`.
     pub(crate) key_at: usize,
+    /// Whether the name has a prefix (`p:name`).
+    pub(crate) prefixed: bool,
 }
 
 impl<'a> Tag<'a> {
@@ -146,9 +148,10 @@ impl<'a> Tag<'a> {
             if key.is_empty() || bytes.get(at) != Some(&b'=') {
                 return Err(fault("expected `=` after the attribute name", at));
             }
-            if let Err(e) = checked {
-                return Err(fault(&e.describe("attribute name", key), key_start));
-            }
+            let prefixed = match checked {
+                Ok(prefixed) => prefixed,
+                Err(e) => return Err(fault(&e.describe("attribute name", key), key_start)),
+            };
             at = skip_spaces(bytes, at + 1);
             let quote = match bytes.get(at) {
                 None => return Err(fault("expected a quoted attribute value after `=`", at)),
@@ -182,6 +185,7 @@ impl<'a> Tag<'a> {
                     key,
                     value,
                     key_at: base + key_start,
+                    prefixed,
                 },
                 base + value_start,
             )?;

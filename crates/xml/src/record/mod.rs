@@ -406,10 +406,15 @@ impl RecordReader {
         let declared = &document.declared;
         element.for_each_attribute(self.limits.max_attributes, |attribute, at| {
             let key = attribute.key;
-            if key == "xmlns" || key.starts_with("xmlns:") {
-                return Ok(());
-            }
-            match self.fields.lookup(key, true, &document.namespaces) {
+            let column = match attribute.prefixed {
+                true if key.starts_with("xmlns:") => return Ok(()),
+                true => self.fields.lookup(key, true, &document.namespaces),
+                false if key == "xmlns" => return Ok(()),
+                false => self
+                    .fields
+                    .lookup_split("", key, true, &document.namespaces),
+            };
+            match column {
                 Some(column) => {
                     let value = match self.claim(column, key, attribute.key_at, row)? {
                         Claim::Skip => {
