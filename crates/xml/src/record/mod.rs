@@ -82,6 +82,8 @@ pub(crate) struct RecordReader {
     target: Target,
     /// Reused for attribute values that are checked but not kept.
     scratch: String,
+    /// Reused for the `name` of a `<field name="…">`.
+    field_name: String,
 }
 
 impl RecordReader {
@@ -109,6 +111,7 @@ impl RecordReader {
             record_depth: 0,
             target: Target::Nowhere,
             scratch: String::new(),
+            field_name: String::new(),
         }
     }
 
@@ -456,10 +459,33 @@ impl RecordReader {
         document: &Document,
         taken: bool,
     ) -> Result<Target, Located> {
+        if !element.has_attributes() {
+            // No `name` to expand (and `String::new` allocates nothing).
+            return self.field_start_in(element, row, document, taken, &mut String::new());
+        }
+        // The `name` buffer is reused from field to field (no allocation
+        // per field in the mysqldump form).
+        let mut name = std::mem::take(&mut self.field_name);
+        let target = self.field_start_in(element, row, document, taken, &mut name);
+        self.field_name = name;
+        target
+    }
+
+    /// [`RecordReader::field_start`], with `name_buf` to expand a
+    /// `<field name="…">` into.
+    fn field_start_in(
+        &mut self,
+        element: &Tag<'_>,
+        row: &mut Row,
+        document: &Document,
+        taken: bool,
+        name_buf: &mut String,
+    ) -> Result<Target, Located> {
         let element_name = element.name();
         let declared = &document.declared;
         let scope = &document.namespaces;
-        let mut field_name: Option<String> = None;
+        name_buf.clear();
+        let mut named = false;
         let mut nil = false;
         let mut typed: Option<Decode> = None;
         if element.has_attributes() {
@@ -468,9 +494,8 @@ impl RecordReader {
             element.for_each_attribute(self.limits.max_attributes, |attribute, at| {
                 match attribute.key {
                     "name" if is_field => {
-                        let mut value = String::new();
-                        push_value(attribute.value, at, declared, &mut value)?;
-                        field_name = Some(value);
+                        push_value(attribute.value, at, declared, name_buf)?;
+                        named = true;
                     }
                     key if is_xsi(key, "nil", scope) => {
                         nil = matches!(attribute.value.trim(), "true" | "1")
@@ -483,7 +508,8 @@ impl RecordReader {
                 Ok(())
             })?;
         }
-        let column = match &field_name {
+        let field_name = named.then_some(name_buf.as_str());
+        let column = match field_name {
             // `<field name="…">` names a plain column name, in no namespace.
             Some(name) => self.fields.lookup(name, true, scope),
             None => match element.prefixed() {
@@ -491,7 +517,7 @@ impl RecordReader {
                 false => self.fields.lookup_split("", element_name, false, scope),
             },
         };
-        let name = field_name.as_deref().unwrap_or(element_name);
+        let name = field_name.unwrap_or(element_name);
         let Some(column) = column else {
             if self.strict && !taken {
                 return Err(Fault::UnknownField(name.to_owned()).into());
