@@ -8,30 +8,61 @@ use crate::qname::{NameTest, NsTest};
 /// Maps the names of a record's fields to output column indexes.
 ///
 /// Names match by local name, and by namespace where the mapping names
-/// one (see [`NameTest`]). A handful of columns is the common case, so the
-/// map is a flat list scanned linearly. It first tries the entry that
+/// one (see [`NameTest`]). When several entries match a field, the most
+/// specific wins: one that pins the namespace (`p:id`, `{uri}id`) before
+/// one that does not (`id`), and among those alike the first given. So
+/// `--map id=x --map a:id=y` sends `<a:id>` to `y` and every other `id`
+/// to `x`, whatever the order of the flags or of the fields in the file.
+///
+/// A handful of columns is the common case, so the map is a flat list
+/// scanned linearly, pinned entries first. It first tries the entry that
 /// followed the previous hit the last time that entry was hit: in a
 /// regular file, fields come in the same order in every record (whatever
-/// order the columns are in), so the guess is almost always right.
+/// order the columns are in), so the guess is almost always right. An
+/// unpinned entry that a pinned one of the same local name may overrule
+/// is never guessed, so the guess cannot bypass the order above.
 #[derive(Debug, Clone)]
 pub(crate) struct FieldMap {
     entries: Vec<(NameTest, usize)>,
     /// `after[i]`: the entry hit after entry `i` the last time;
-    /// `after[entries.len()]` is the guess before any hit.
+    /// `after[entries.len()]` is the guess before any hit. [`NO_GUESS`]
+    /// where that entry must not be guessed.
     after: Vec<usize>,
+    /// Whether entry `i` may be guessed (see above).
+    guessable: Vec<bool>,
     /// The entry hit last (`entries.len()` before any).
     last: usize,
 }
 
+/// An `after` slot that makes the lookup search.
+const NO_GUESS: usize = usize::MAX;
+
 impl FieldMap {
-    /// A map over `(field name, column index)` pairs.
-    pub(crate) fn new(pairs: Vec<(NameTest, usize)>) -> Self {
+    /// A map over `(field name, column index)` pairs, in the order given.
+    pub(crate) fn new(mut pairs: Vec<(NameTest, usize)>) -> Self {
+        let pinned = |test: &NameTest| !matches!(test.ns, NsTest::Any);
+        // Stable: pinned entries first, each group in the order given.
+        pairs.sort_by_key(|(test, _)| !pinned(test));
+        let guessable: Vec<bool> = pairs
+            .iter()
+            .map(|(test, _)| {
+                pinned(test)
+                    || !pairs
+                        .iter()
+                        .any(|(other, _)| pinned(other) && other.local == test.local)
+            })
+            .collect();
         let len = pairs.len();
-        let mut after: Vec<usize> = (1..=len).collect();
-        after.push(0);
+        let guess = |i: usize| match guessable.get(i) {
+            Some(true) => i,
+            _ => NO_GUESS,
+        };
+        let mut after: Vec<usize> = (1..=len).map(guess).collect();
+        after.push(guess(0));
         FieldMap {
             entries: pairs,
             after,
+            guessable,
             last: len,
         }
     }
@@ -60,7 +91,7 @@ impl FieldMap {
         attribute: bool,
         scope: &Namespaces,
     ) -> Option<usize> {
-        let guess = self.after.get(self.last).copied().unwrap_or(0);
+        let guess = self.after.get(self.last).copied().unwrap_or(NO_GUESS);
         if self.hit(guess, prefix, local, attribute, scope) {
             self.last = guess;
             return Some(self.entries[guess].1);
@@ -82,7 +113,11 @@ impl FieldMap {
         let found =
             (0..self.entries.len()).find(|&i| self.hit(i, prefix, local, attribute, scope))?;
         if let Some(slot) = self.after.get_mut(self.last) {
-            *slot = found;
+            *slot = if self.guessable[found] {
+                found
+            } else {
+                NO_GUESS
+            };
         }
         self.last = found;
         Some(self.entries[found].1)
@@ -131,5 +166,27 @@ mod tests {
         assert_eq!(map.lookup("xml:c", true, &scope), Some(1), "local name");
         let mut exact = FieldMap::new(vec![(test("{u}a"), 0), (test("a"), 1)]);
         assert_eq!(exact.lookup("a", true, &scope), Some(1));
+    }
+
+    #[test]
+    fn a_pinned_namespace_wins_over_a_plain_name_in_any_order() {
+        let mut scope = Namespaces::default();
+        let tag = crate::tag::Tag::parse("r xmlns:a='urn:a' xmlns:b='urn:b'").unwrap();
+        scope
+            .open(&tag, 1, 9, &crate::text::DeclaredEntities::default())
+            .unwrap();
+        for pairs in [
+            vec![(test("id"), 0), (test("a:id"), 1), (test("{urn:b}id"), 2)],
+            vec![(test("{urn:b}id"), 2), (test("a:id"), 1), (test("id"), 0)],
+        ] {
+            let mut map = FieldMap::new(pairs);
+            // Twice, so that the learnt guesses are exercised too.
+            for _ in 0..2 {
+                for (name, want) in [("id", 0), ("a:id", 1), ("b:id", 2), ("id", 0), ("c", 9)] {
+                    let got = map.lookup(name, false, &scope).unwrap_or(9);
+                    assert_eq!(got, want, "{name}");
+                }
+            }
+        }
     }
 }

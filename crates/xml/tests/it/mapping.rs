@@ -147,6 +147,24 @@ fn names_match_by_local_name_prefix_or_uri() {
 }
 
 #[test]
+fn a_namespace_pinned_mapping_wins_over_a_plain_name_whatever_the_flag_order() {
+    let xml = r#"<r xmlns:a="urn:a" xmlns:b="urn:b">
+        <p><a:id>1</a:id><b:id>2</b:id></p><p><id>3</id><a:id>4</a:id></p></r>"#;
+    let plain_first = XmlConfig::new("p", ["x", "y"])
+        .rename("id", "x")
+        .rename("a:id", "y");
+    let pinned_first = XmlConfig::new("p", ["x", "y"])
+        .rename("a:id", "y")
+        .rename("id", "x");
+    for config in [plain_first, pinned_first] {
+        assert_eq!(
+            rows(xml, config),
+            [values(&["2", "1"]), values(&["3", "4"])]
+        );
+    }
+}
+
+#[test]
 fn namespace_declarations_are_never_fields() {
     let xml = r#"<r><p xmlns="urn:x" xmlns:q="urn:q" q:xmlns="1" id="7"/></r>"#;
     let config = XmlConfig::new("p", ["xmlns", "q", "id"]).strict(true);
