@@ -11,7 +11,8 @@ use crate::stream::Hit;
 use crate::tag::Tag;
 use crate::text::{self, DeclaredEntities};
 
-use super::{push_value, too_large, Claim, RecordReader};
+use super::fields::push_value;
+use super::{too_large, Claim, RecordReader};
 
 impl RecordReader {
     /// Path steps for an element inside a record (or, outside records, the

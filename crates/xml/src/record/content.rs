@@ -1,0 +1,136 @@
+//! Character data into the row: text and CDATA of a field, references
+//! expanded, line ends normalized.
+
+use ringpipe_pipeline::Row;
+
+use crate::diagnose::{Fault, Located};
+use crate::text::{self, DeclaredEntities, RefError};
+
+use super::{too_large, RecordReader, Target};
+
+impl RecordReader {
+    /// Whether text at `depth` belongs to a field value.
+    #[inline]
+    pub(super) fn column_at(&self, depth: usize) -> Option<usize> {
+        match self.target {
+            Target::Column(column) if depth == self.record_depth + 1 => Some(column),
+            _ => None,
+        }
+    }
+
+    /// Text or CDATA content at `depth`.
+    #[inline(always)]
+    pub(crate) fn text(&mut self, content: &str, depth: usize, row: &mut Row) -> Result<(), Fault> {
+        self.text_of(content, false, depth, row)
+    }
+
+    /// [`RecordReader::text`], told whether `content` is known to hold
+    /// no `\r` (`plain`), which spares the line-end scan.
+    #[inline(always)]
+    fn text_of(
+        &mut self,
+        content: &str,
+        plain: bool,
+        depth: usize,
+        row: &mut Row,
+    ) -> Result<(), Fault> {
+        if let Some(column) = self.column_at(depth) {
+            self.append_text(column, content, plain, row)?;
+        }
+        if !self.text_targets.is_empty() {
+            self.text_to_paths(content, depth, row)?;
+        }
+        Ok(())
+    }
+
+    /// Appends text content to `column`, normalizing line ends unless
+    /// `plain` says it has none.
+    #[inline(always)]
+    pub(super) fn append_text(
+        &mut self,
+        column: usize,
+        content: &str,
+        plain: bool,
+        row: &mut Row,
+    ) -> Result<(), Fault> {
+        let value = row.append_mut(column);
+        if value.len() + content.len() > self.limits.max_value_bytes {
+            return Err(too_large(self.limits.max_value_bytes));
+        }
+        if plain || self.keep_line_ends {
+            value.push_str(content);
+        } else {
+            text::push_text(content, value);
+        }
+        Ok(())
+    }
+
+    /// A run of character data at `depth`, its references still in place
+    /// (`a &amp; b`); `plain` when the lexer found no `&` and no `\r` in it.
+    #[inline(always)]
+    pub(crate) fn content(
+        &mut self,
+        raw: &str,
+        plain: bool,
+        depth: usize,
+        row: &mut Row,
+        declared: &DeclaredEntities,
+    ) -> Result<(), Located> {
+        if plain {
+            return self
+                .text_of(raw, true, depth, row)
+                .map_err(|fault| Located { fault, offset: 0 });
+        }
+        self.references(raw, depth, row, declared)
+    }
+
+    /// [`RecordReader::content`] of a run that may hold references.
+    fn references(
+        &mut self,
+        raw: &str,
+        depth: usize,
+        row: &mut Row,
+        declared: &DeclaredEntities,
+    ) -> Result<(), Located> {
+        let at = |offset: usize| move |fault| Located { fault, offset };
+        let mut done = 0;
+        while let Some(found) = memchr::memchr(b'&', &raw.as_bytes()[done..]) {
+            let amp = done + found;
+            self.text(&raw[done..amp], depth, row).map_err(at(done))?;
+            let Some(len) = raw[amp + 1..].find(';') else {
+                return Err(at(amp)(Fault::syntax(RefError::Unterminated.to_string())));
+            };
+            let name = &raw[amp + 1..amp + 1 + len];
+            self.reference(name, depth, row, declared)
+                .map_err(at(amp))?;
+            done = amp + len + 2;
+        }
+        self.text(&raw[done..], depth, row).map_err(at(done))
+    }
+
+    /// The reference `&name;` at `depth`.
+    fn reference(
+        &mut self,
+        name: &str,
+        depth: usize,
+        row: &mut Row,
+        declared: &DeclaredEntities,
+    ) -> Result<(), Fault> {
+        let max_value = self.limits.max_value_bytes;
+        if !self.text_targets.is_empty() {
+            return self.reference_to_paths(name, depth, row, declared);
+        }
+        let out = match self.column_at(depth) {
+            Some(column) => row.append_mut(column),
+            None => {
+                self.scratch.clear();
+                &mut self.scratch
+            }
+        };
+        text::push_reference(name, declared, out).map_err(|e| Fault::entity(name, e))?;
+        if out.len() > max_value {
+            return Err(too_large(max_value));
+        }
+        Ok(())
+    }
+}
