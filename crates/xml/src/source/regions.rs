@@ -1,0 +1,169 @@
+//! Reading one plain file as several regions, each its own source, that
+//! can be parsed in parallel.
+
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::config::{XmlConfig, TOKEN_SLACK};
+use crate::document::Document;
+use crate::error::{ErrorPosition, XmlError};
+use crate::input::Counting;
+use crate::lexer::Lexer;
+use crate::region::{self, PendingRegion, Plan, RegionReader};
+use crate::usage::ColumnUsage;
+use crate::window::Window;
+
+use super::step::RegionEnd;
+use super::{check_config, XmlSource};
+
+impl XmlSource {
+    /// Splits the plain file at `path` into at most `regions` regions that
+    /// can be parsed in parallel, one source each, in file order.
+    ///
+    /// Each region starts at a record's start tag, at or after an equal
+    /// share of the file's bytes; its rows carry the positions and record
+    /// numbers of the whole file. The split points are found on a thread of
+    /// their own, by a scan of the file with the lexer alone, while the
+    /// first region already reads; a later region starts on its first
+    /// `next_row` once its split point is known. For progress, the first
+    /// source reports the whole file's size as its total and the others
+    /// none, so the sum of the sources' readings is the file's.
+    ///
+    /// Gzip, stdin, pipes and input in another encoding than UTF-8 come
+    /// back as one source. When the records run out before a split point (or the markup
+    /// before it is malformed), the regions from there on emit nothing and
+    /// the one before them reads on to the end of the file.
+    ///
+    /// # Errors
+    ///
+    /// As for [`XmlSource::open`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringpipe_pipeline::{Row, Source};
+    /// use ringpipe_xml::{XmlConfig, XmlSource};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("rows.xml");
+    /// let rows: String = (1..=100).map(|i| format!("<row><id>{i}</id></row>\n")).collect();
+    /// std::fs::write(&path, format!("<rows>\n{rows}</rows>\n"))?;
+    ///
+    /// let regions = XmlSource::open_regions(&path, XmlConfig::new("row", ["id"]), 2)?;
+    /// assert_eq!(regions.len(), 2);
+    /// let mut ids = Vec::new();
+    /// for mut source in regions {
+    ///     let mut row = Row::with_columns(1);
+    ///     while source.next_row(&mut row)? {
+    ///         ids.push(row.text(0).unwrap().parse::<u32>()?);
+    ///     }
+    /// }
+    /// assert_eq!(ids, (1..=100).collect::<Vec<_>>());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open_regions(
+        path: impl AsRef<Path>,
+        config: XmlConfig,
+        regions: usize,
+    ) -> Result<Vec<Self>, XmlError> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        check_config(&name, &config)?;
+        let io_error = |source| XmlError::Io {
+            position: ErrorPosition::input_only(&name),
+            source,
+        };
+        // Only a regular file can be read from several places: a pipe
+        // (stdin, `<(zcat …)`) would lose what a look at it consumed.
+        let file = path.as_os_str() != "-" && std::fs::metadata(path).is_ok_and(|m| m.is_file());
+        if regions <= 1 || !file || !region::splittable(path).map_err(io_error)? {
+            return Ok(vec![Self::open(path, config)?]);
+        }
+        let size = std::fs::metadata(path).map_err(io_error)?.len();
+        let plan = Plan::start(path, size, &config, regions).map_err(io_error)?;
+        let usage = ColumnUsage::new(config.columns());
+        let head = RegionReader::new(path, 0, Some((Arc::clone(&plan), 0))).map_err(io_error)?;
+        let mut first = Self::build(
+            name.clone(),
+            Box::new(head),
+            false,
+            Some(size),
+            config.clone(),
+            usage.clone(),
+        )?;
+        first.region_end = RegionEnd::Planned(Arc::clone(&plan), 0);
+        let mut sources = vec![first];
+        for index in 1..regions {
+            let mut source = Self::build(
+                name.clone(),
+                Box::new(io::empty()),
+                false,
+                None,
+                config.clone(),
+                usage.clone(),
+            )?;
+            source.pending = Some(PendingRegion {
+                path: path.to_owned(),
+                plan: Arc::clone(&plan),
+                index,
+                regions,
+                config: config.clone(),
+            });
+            sources.push(source);
+        }
+        Ok(sources)
+    }
+
+    /// Starts a later region once the plan knows where: `Ok(false)` when
+    /// the plan found fewer regions (this one is then empty).
+    pub(super) fn start_region(&mut self, pending: PendingRegion) -> Result<bool, XmlError> {
+        let PendingRegion {
+            path,
+            plan,
+            index,
+            regions,
+            config,
+        } = pending;
+        let Some(boundary) = plan.boundary(index - 1) else {
+            return Ok(false);
+        };
+        let next = (index + 1 < regions).then(|| (Arc::clone(&plan), index));
+        let reader = RegionReader::new(&path, boundary.at.offset(), next).map_err(|source| {
+            XmlError::Io {
+                position: ErrorPosition::input_only(&self.name),
+                source,
+            }
+        })?;
+        let raw_bytes = Arc::clone(&self.raw_bytes);
+        let counted = Box::new(Counting::new(reader, raw_bytes));
+        let limits = config.limits();
+        let window = Window::starting_at(
+            counted,
+            boundary.at,
+            limits.max_value_bytes + TOKEN_SLACK,
+            limits.max_value_bytes as u64,
+        );
+        self.lexer = Lexer::new(window);
+        self.document = Document::resumed(
+            limits.max_depth,
+            limits.max_attributes,
+            &boundary.open,
+            boundary.declared,
+            boundary.namespaces,
+        );
+        if boundary
+            .open
+            .first()
+            .is_some_and(|root| root == "mysqldump")
+        {
+            self.record.keep_line_ends();
+        }
+        self.records = boundary.records_before;
+        self.first_record = boundary.records_before;
+        if index + 1 < regions {
+            self.region_end = RegionEnd::Planned(plan, index);
+        }
+        Ok(true)
+    }
+}
