@@ -26,8 +26,14 @@ pub(crate) enum Hit<'a> {
         raw: &'a str,
         at: usize,
     },
-    /// An ancestor's attribute value for `column`, already expanded.
-    Expanded(usize, String),
+    /// An ancestor's attribute value for `column`, already expanded: read
+    /// it with [`PathEval::ancestor_value`]`(depth_index, slot)` (kept
+    /// where it is, not copied per record).
+    Ancestor {
+        column: usize,
+        depth_index: usize,
+        slot: usize,
+    },
     /// The text of the element `name` at `depth` goes to `column`.
     Text {
         column: usize,
@@ -49,6 +55,8 @@ pub(crate) struct PathEval {
     /// `(depth, path, next step)`.
     active: Vec<(usize, usize, usize)>,
     max_attributes: usize,
+    /// Reused for attribute values that predicates compare.
+    scratch: String,
 }
 
 impl PathEval {
@@ -115,10 +123,15 @@ impl PathEval {
     ) -> Result<(), Located> {
         self.active.clear();
         for (slot, (up, _, column)) in self.ancestral.iter().enumerate() {
-            let index = depth.checked_sub(1 + up);
-            let value = index.and_then(|i| self.ancestors.get(i)?.get(slot)?.clone());
-            if let Some(value) = value {
-                hit(Hit::Expanded(*column, value))?;
+            let Some(depth_index) = depth.checked_sub(1 + up) else {
+                continue;
+            };
+            if self.ancestor_value(depth_index, slot).is_some() {
+                hit(Hit::Ancestor {
+                    column: *column,
+                    depth_index,
+                    slot,
+                })?;
             }
         }
         for (index, (path, column)) in self.relative.iter().enumerate() {
@@ -137,6 +150,12 @@ impl PathEval {
             }
         }
         Ok(())
+    }
+
+    /// The value of the ancestor attribute `slot` kept for the element
+    /// open at depth `depth_index + 1`, if it had one.
+    pub(crate) fn ancestor_value(&self, depth_index: usize, slot: usize) -> Option<&str> {
+        self.ancestors.get(depth_index)?.get(slot)?.as_deref()
     }
 
     /// An element inside the record opened at `depth`; returns whether a
@@ -159,7 +178,13 @@ impl PathEval {
             let (path, column) = &self.relative[index];
             let this = &path.steps[step];
             if !this.name.matches(tag.name(), false, scope)
-                || !predicates_hold(tag, &this.predicates, scope, declared, self.max_attributes)?
+                || !predicates_hold(
+                    tag,
+                    &this.predicates,
+                    (scope, declared),
+                    self.max_attributes,
+                    &mut self.scratch,
+                )?
             {
                 continue;
             }
@@ -230,14 +255,14 @@ fn select<'a>(
 }
 
 /// Whether every predicate holds for `tag`'s attributes.
+/// `value` is a reused buffer for the attribute values compared.
 fn predicates_hold(
     tag: &Tag<'_>,
     predicates: &[Predicate],
-    scope: &Namespaces,
-    declared: &DeclaredEntities,
+    (scope, declared): (&Namespaces, &DeclaredEntities),
     max_attributes: usize,
+    value: &mut String,
 ) -> Result<bool, Located> {
-    let mut value = String::new();
     for predicate in predicates {
         let name = match predicate {
             Predicate::Equals(name, _) | Predicate::Absent(name) => name,
@@ -246,11 +271,11 @@ fn predicates_hold(
         tag.for_each_attribute(max_attributes, |attribute, at| {
             if name.matches(attribute.key, true, scope) {
                 value.clear();
-                text::push_attribute_value(attribute.value, declared, &mut value).map_err(
+                text::push_attribute_value(attribute.value, declared, value).map_err(
                     |(offset, e)| crate::diagnose::ref_fault(attribute.value, offset, at, e),
                 )?;
                 found = Some(match predicate {
-                    Predicate::Equals(_, want) => value == *want,
+                    Predicate::Equals(_, want) => *value == *want,
                     Predicate::Absent(_) => false,
                 });
             }

@@ -6,6 +6,7 @@
 //! met inside a record is just content of the outer one.
 
 use ringpipe_pipeline::Row;
+use smallvec::SmallVec;
 
 mod content;
 mod fields;
@@ -20,7 +21,7 @@ use crate::fields::FieldMap;
 use crate::names::split_qname;
 use crate::qname::NameTest;
 use crate::shape::Shape;
-use crate::stream::PathEval;
+use crate::stream::{Hit, PathEval};
 use crate::tag::Tag;
 use crate::usage::ColumnUsage;
 
@@ -160,7 +161,7 @@ impl RecordReader {
             self.serial += 1;
             self.record_attributes(element, row, document)?;
             if !self.paths.is_empty() {
-                let mut hits = Vec::new();
+                let mut hits = Hits::new();
                 self.paths
                     .record(element, depth, &document.namespaces, |hit| {
                         hits.push(hit);
@@ -274,6 +275,10 @@ impl RecordReader {
         Ok(ends_record)
     }
 }
+
+/// What the paths select at one element: a few at most, kept inline so
+/// that a path hit costs no allocation per record.
+pub(crate) type Hits<'a> = SmallVec<[Hit<'a>; 4]>;
 
 /// What a column does with a value it receives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,6 +12,7 @@ use crate::tag::Tag;
 use crate::text::{self, DeclaredEntities};
 
 use super::fields::push_value;
+use super::Hits;
 use super::{too_large, Claim, RecordReader};
 
 impl RecordReader {
@@ -29,7 +30,7 @@ impl RecordReader {
             self.paths.outside(element, depth, scope, declared)?;
             return Ok(false);
         }
-        let mut hits = Vec::new();
+        let mut hits = Hits::new();
         let taken = self.paths.element(element, depth, scope, declared, |hit| {
             hits.push(hit);
             Ok(())
@@ -41,7 +42,7 @@ impl RecordReader {
     /// Stores what the paths selected.
     pub(super) fn apply(
         &mut self,
-        hits: Vec<Hit<'_>>,
+        hits: Hits<'_>,
         row: &mut Row,
         declared: &DeclaredEntities,
     ) -> Result<(), Located> {
@@ -51,7 +52,7 @@ impl RecordReader {
                 Hit::Raw {
                     column, name, at, ..
                 } => (*column, *name, *at),
-                Hit::Expanded(column, _) => (*column, "../@", 0),
+                Hit::Ancestor { column, .. } => (*column, "../@", 0),
                 Hit::Text { column, name, .. } => (*column, *name, 0),
             };
             let claim = self.claim(column, name, at, row)?;
@@ -66,7 +67,9 @@ impl RecordReader {
             };
             match hit {
                 Hit::Raw { raw, at, .. } => push_value(raw, at, declared, value)?,
-                Hit::Expanded(_, expanded) => value.push_str(&expanded),
+                Hit::Ancestor {
+                    depth_index, slot, ..
+                } => value.push_str(self.paths.ancestor_value(depth_index, slot).unwrap_or("")),
                 Hit::Text { depth, .. } => {
                     self.text_targets.push((depth, column));
                     continue;

@@ -1,5 +1,6 @@
 //! Behaviour tests of `ringpipe-xml`, built as one test binary.
 
+mod allocations;
 mod binary;
 mod common;
 mod conformance;
