@@ -142,7 +142,9 @@ fn check_prefixed(name: &str) -> Result<(), NameError> {
 /// ([`short_lowercase`]);
 /// other names take one pass that finds the end and classifies the bytes,
 /// and only names with a colon or a non-ASCII character get a closer look.
-#[inline]
+/// Always inlined: it runs for every tag and attribute name, from two
+/// places.
+#[inline(always)]
 pub(crate) fn scan_qname(text: &str) -> (&str, Result<bool, NameError>) {
     match short_lowercase(text.as_bytes()) {
         Some(len) => (&text[..len], Ok(false)),
