@@ -19,8 +19,8 @@ use crate::qname::{NameTest, NsTest};
 /// followed the previous hit the last time that entry was hit: in a
 /// regular file, fields come in the same order in every record (whatever
 /// order the columns are in), so the guess is almost always right. An
-/// unpinned entry that a pinned one of the same local name may overrule
-/// is never guessed, so the guess cannot bypass the order above.
+/// entry that shares its local name with another is never guessed, so
+/// the guess cannot bypass the order above.
 #[derive(Debug, Clone)]
 pub(crate) struct FieldMap {
     entries: Vec<(NameTest, usize)>,
@@ -43,13 +43,16 @@ impl FieldMap {
         let pinned = |test: &NameTest| !matches!(test.ns, NsTest::Any);
         // Stable: pinned entries first, each group in the order given.
         pairs.sort_by_key(|(test, _)| !pinned(test));
+        // Only an entry alone with its local name is guessed: where several
+        // share one, the search's order must decide.
         let guessable: Vec<bool> = pairs
             .iter()
             .map(|(test, _)| {
-                pinned(test)
-                    || !pairs
-                        .iter()
-                        .any(|(other, _)| pinned(other) && other.local == test.local)
+                pairs
+                    .iter()
+                    .filter(|(other, _)| other.local == test.local)
+                    .count()
+                    == 1
             })
             .collect();
         let len = pairs.len();
@@ -96,20 +99,29 @@ impl FieldMap {
             self.last = guess;
             return Some(self.entries[guess].1);
         }
-        self.search(prefix, local, attribute, scope)
+        self.search(guess, prefix, local, attribute, scope)
     }
 
-    /// The lookup when the guess is wrong: every entry in turn (kept out
-    /// of line, so that the common case above stays small where it is
-    /// inlined); a hit becomes the next guess after the previous one.
+    /// The lookup when the guess is wrong. First the entry that follows
+    /// the guess (the guessed field is optional and absent here: the
+    /// learnt order stays, so the records that have it still hit at
+    /// once); then every entry in turn (kept out of line, so that the
+    /// common case above stays small where it is inlined), and that hit
+    /// becomes the next guess after the previous one.
     #[inline(never)]
     fn search(
         &mut self,
+        guess: usize,
         prefix: &str,
         local: &str,
         attribute: bool,
         scope: &Namespaces,
     ) -> Option<usize> {
+        let skip = self.after.get(guess).copied().unwrap_or(NO_GUESS);
+        if self.hit(skip, prefix, local, attribute, scope) {
+            self.last = skip;
+            return Some(self.entries[skip].1);
+        }
         let found =
             (0..self.entries.len()).find(|&i| self.hit(i, prefix, local, attribute, scope))?;
         if let Some(slot) = self.after.get_mut(self.last) {
@@ -157,6 +169,12 @@ mod tests {
             assert_eq!(map.lookup(name, false, &scope), Some(want), "{name}");
         }
         assert_eq!(map.lookup("zz", false, &scope), None);
+        // An optional field (b) absent from some records: both orders hit.
+        for _ in 0..3 {
+            for (name, want) in [("a", 2), ("c", 1), ("a", 2), ("b", 0), ("c", 1)] {
+                assert_eq!(map.lookup(name, false, &scope), Some(want), "{name}");
+            }
+        }
         // The order learnt (a, b, c) gives way to another one.
         for _ in 0..3 {
             for (name, want) in [("c", 1), ("a", 2), ("b", 0)] {
@@ -187,6 +205,11 @@ mod tests {
                     assert_eq!(got, want, "{name}");
                 }
             }
+        }
+        // Two pins of one namespace: the first given, also on a repeat.
+        let mut map = FieldMap::new(vec![(test("a:id"), 1), (test("{urn:a}id"), 2)]);
+        for _ in 0..3 {
+            assert_eq!(map.lookup("a:id", false, &scope), Some(1));
         }
     }
 }
