@@ -1,5 +1,7 @@
 //! What a PostgreSQL import writes where, and how.
 
+use std::path::PathBuf;
+
 use postgres::Config;
 
 use crate::PgError;
@@ -50,6 +52,10 @@ pub struct PgConfig {
     pub format: CopyFormat,
     /// SQL run on every connection as it opens, in order.
     pub init_commands: Vec<String>,
+    /// Bad records set aside (over all shards) before the import stops.
+    pub max_bad: u64,
+    /// Where bad records go, one line each with the reason.
+    pub reject_file: Option<PathBuf>,
 }
 
 impl PgConfig {
@@ -62,7 +68,25 @@ impl PgConfig {
             mode: Mode::Insert,
             format: CopyFormat::Auto,
             init_commands: Vec::new(),
+            max_bad: 0,
+            reject_file: None,
         }
+    }
+
+    /// Allows `max_bad` bad records: each batch that holds some is searched
+    /// (bisected), its good rows commit, its bad ones go to the reject file
+    /// with the server's message. With 0 (the default) the first bad record
+    /// ends the import, named with its position.
+    pub fn max_bad(mut self, max_bad: u64) -> Self {
+        self.max_bad = max_bad;
+        self
+    }
+
+    /// Writes bad records to `path` (emptied by a fresh import, appended
+    /// to by a resumed one).
+    pub fn reject_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.reject_file = Some(path.into());
+        self
     }
 
     /// Sets the mode.

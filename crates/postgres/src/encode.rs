@@ -17,6 +17,8 @@ use crate::PgError;
 
 /// The 19-byte header of binary COPY data (signature, flags, extension length).
 const BINARY_HEADER: &[u8] = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";
+/// The end of binary COPY data: a field count of -1.
+const BINARY_TRAILER: &[u8] = b"\xff\xff";
 
 /// How one column's values are encoded in binary COPY.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,17 +147,19 @@ impl CopyEncoder {
         }
     }
 
-    /// What a batch's data starts with.
-    pub fn start(&self, out: &mut Vec<u8>) {
-        if self.binary.is_some() {
-            out.extend_from_slice(BINARY_HEADER);
+    /// What a COPY's data starts with (the binary header, or nothing).
+    pub fn header(&self) -> &'static [u8] {
+        match self.binary {
+            Some(_) => BINARY_HEADER,
+            None => b"",
         }
     }
 
-    /// What a batch's data ends with.
-    pub fn finish(&self, out: &mut Vec<u8>) {
-        if self.binary.is_some() {
-            out.extend_from_slice(&(-1i16).to_be_bytes());
+    /// What a COPY's data ends with (the binary trailer, or nothing).
+    pub fn trailer(&self) -> &'static [u8] {
+        match self.binary {
+            Some(_) => BINARY_TRAILER,
+            None => b"",
         }
     }
 

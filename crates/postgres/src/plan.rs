@@ -24,6 +24,9 @@ pub struct Plan {
     pub create_stage: Option<String>,
     /// Moves the staged batch into the target, in order.
     pub merge: Vec<String>,
+    /// Empties the staging table within a transaction (between the ranges
+    /// of a batch searched for bad records), if the mode stages.
+    pub clear_stage: Option<String>,
     /// The checkpoint upsert.
     pub record: String,
     /// The quoted checkpoint table.
@@ -85,6 +88,7 @@ impl Plan {
                 )
             }),
             merge: merge(config, table, &target, &columns)?,
+            clear_stage: stages.then(|| format!("DELETE FROM {STAGE}")),
             record: checkpoint::record_sql(&checkpoints),
             checkpoints,
             binary: encoders.is_some(),

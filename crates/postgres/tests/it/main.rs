@@ -5,5 +5,6 @@
 mod common;
 
 mod modes;
+mod rejects;
 mod resume;
 mod values;

@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use postgres::{Client, NoTls};
-use ringpipe_pipeline::{Checkpoint, Import, Row, Sink, StoredCheckpoint, Target};
+use ringpipe_pipeline::{Checkpoint, Import, ImportIdentity, Row, Sink, StoredCheckpoint, Target};
 use ringpipe_postgres::{PgConfig, PgError, PgSink, PgTarget};
 
 use crate::common::{url, Rows, Table};
@@ -12,8 +12,8 @@ const DDL: &str = "CREATE TABLE {t} (id bigint PRIMARY KEY, name text NOT NULL)"
 const ROWS: u64 = 20_000;
 
 /// A target whose sinks fail (fatally) or kill their connections at a commit.
-struct Faulty {
-    inner: PgTarget,
+pub struct Faulty {
+    pub inner: PgTarget,
     /// The shard and commit number (0-based) at which to act.
     at: (usize, usize),
     /// Kill every connection of `app` instead of failing.
@@ -21,7 +21,20 @@ struct Faulty {
     done: AtomicBool,
 }
 
-struct FaultySink<'a> {
+impl Faulty {
+    /// A faulty `inner` failing fatally at the `at` commit (shard, index),
+    /// leaked as the pipeline wants its targets' sinks `'static`.
+    pub fn fail_at(inner: PgTarget, at: (usize, usize)) -> &'static Faulty {
+        Box::leak(Box::new(Faulty {
+            inner,
+            at,
+            kill: None,
+            done: AtomicBool::new(false),
+        }))
+    }
+}
+
+pub struct FaultySink<'a> {
     inner: PgSink,
     commits: usize,
     shard: usize,
@@ -49,6 +62,12 @@ impl Target for &'static Faulty {
     }
     fn clear_checkpoints(&self) -> Result<(), PgError> {
         self.inner.clear_checkpoints()
+    }
+    fn clear_part(&self, import: &ImportIdentity) -> Result<(), PgError> {
+        self.inner.clear_part(import)
+    }
+    fn mark_complete(&self, import: &ImportIdentity) -> Result<(), PgError> {
+        self.inner.mark_complete(import)
     }
 }
 
@@ -80,6 +99,9 @@ impl Sink for FaultySink<'static> {
     }
     fn rollback(&mut self) -> Result<(), PgError> {
         self.inner.rollback()
+    }
+    fn last_commit_diverted(&self) -> u64 {
+        self.inner.last_commit_diverted()
     }
 }
 
@@ -123,6 +145,7 @@ fn pg_resume_after_a_failure_is_exact() {
     assert_eq!(summary.rows_written as i64 + partial, ROWS as i64);
     assert_eq!(table.hash(), reference("pg_resume_failure_ref"));
     assert_eq!(table.checkpoints(), 0);
+    assert_eq!(table.complete(), 2);
 }
 
 #[test]
