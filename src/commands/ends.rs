@@ -33,9 +33,6 @@ pub fn check_args(args: &ImportArgs) -> Result<(), CliError> {
     if !postgres && copy {
         return usage("--write-path copy-binary|copy-text is for a postgres:// URL");
     }
-    if postgres && args.reject_file.is_some() {
-        return usage("--reject-file / --max-bad are not available for PostgreSQL yet");
-    }
     let text = format(args) != FormatArg::Xml;
     if text && (!args.maps.is_empty() || args.row != "row") {
         return usage("--row and --map are for XML input");
@@ -123,7 +120,11 @@ pub fn pg_config(args: &ImportArgs, columns: &[String]) -> PgConfig {
     };
     let mut config = PgConfig::new(args.url.clone(), args.table.clone(), &names)
         .mode(mode)
-        .format(format);
+        .format(format)
+        .max_bad(args.max_bad);
+    if let Some(file) = &args.reject_file {
+        config = config.reject_file(file.clone());
+    }
     for sql in &args.init_commands {
         config = config.init_command(sql.clone());
     }

@@ -96,10 +96,13 @@ fn load<S: Source>(
             .run_with_progress(regions, |p| progress.update(p));
         progress.finish();
         let summary = summary.map_err(|f| CliError::import(&f, false, |e| e.to_string()))?;
+        if summary.already_complete {
+            return already_complete(&args);
+        }
         let path = target
             .binary()
             .map_or("none", |b| if b { "copy-binary" } else { "copy-text" });
-        report(&args, region_count, path, &summary, 0, None)
+        report(&args, region_count, path, &summary, target.rejected(), None)
     } else {
         let target = MysqlTarget::new(sink_config(&args, &columns));
         let before = ServerStats::read(&args.url).ok();
@@ -211,13 +214,6 @@ fn check_args(args: &ImportArgs) -> Result<(), CliError> {
 /// A part must not empty what the others load, and needs a file that
 /// every part reads.
 fn check_part(args: &ImportArgs, part: ringpipe_pipeline::Part) -> Result<(), CliError> {
-    if is_postgres_url(&args.url) {
-        // Its checkpoint table is keyed (target_table, shard): parts would
-        // overwrite each other's progress.
-        return Err(CliError::Usage(format!(
-            "--part {part}: not yet supported for PostgreSQL targets"
-        )));
-    }
     if matches!(args.mode, ModeArg::Truncate) {
         return Err(CliError::Usage(format!(
             "--part {part} with --mode truncate: a part must not empty what the others \

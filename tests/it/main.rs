@@ -16,6 +16,7 @@ mod common;
 mod ends_cli;
 mod messages;
 mod parts;
+mod pg_cli;
 mod reliability;
 mod resume;
 mod secrets_cli;

@@ -13,6 +13,7 @@
 
 use ringpipe_pipeline::{Row, Value};
 
+use crate::check::Check;
 use crate::PgError;
 
 /// The 19-byte header of binary COPY data (signature, flags, extension length).
@@ -100,17 +101,27 @@ fn number<N: std::str::FromStr>(text: &str) -> Result<N, String> {
         .map_err(|_| format!("{text:?} is not an integer of the column's size"))
 }
 
-/// A float as `float8in` reads it; out-of-range values are errors, not infinities.
+/// A float as `float8in` / `float4in` read it: a value that overflows to
+/// infinity or underflows to zero is out of range (as the server says),
+/// not stored as infinity or 0.
 fn float<F: std::str::FromStr + Into<f64> + Copy>(text: &str) -> Result<F, String> {
     let trimmed = text.trim();
     let value: F = trimmed
         .parse()
         .map_err(|_| format!("{text:?} is not a number"))?;
-    let infinite = value.into().is_infinite();
-    match infinite && !trimmed.to_ascii_lowercase().contains("inf") {
+    let value64: f64 = value.into();
+    let overflow = value64.is_infinite() && !trimmed.to_ascii_lowercase().contains("inf");
+    let underflow = value64 == 0.0 && nonzero_mantissa(trimmed);
+    match overflow || underflow {
         true => Err(format!("{text:?} is out of range for the column's type")),
         false => Ok(value),
     }
+}
+
+/// Whether a number's digits before its exponent hold a nonzero one.
+fn nonzero_mantissa(text: &str) -> bool {
+    let mantissa = text.split(['e', 'E']).next().unwrap_or_default();
+    mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b))
 }
 
 /// A boolean as `boolin` reads it (`t`, `yes`, `on`, `1`, unique prefixes, ...).
@@ -135,16 +146,26 @@ pub struct CopyEncoder {
     bytea: Vec<bool>,
     /// The column names, for errors.
     names: Vec<String>,
+    /// Per column, the check of values the server would alter.
+    checks: Vec<Option<Check>>,
 }
 
 impl CopyEncoder {
     /// An encoder writing `binary` format with those encoders, or text.
     pub fn new(binary: Option<Vec<Encoder>>, bytea: Vec<bool>, names: Vec<String>) -> Self {
         CopyEncoder {
+            checks: vec![None; bytea.len()],
             binary,
             bytea,
             names,
         }
+    }
+
+    /// Refuses the values that `checks` (one per column) say the server
+    /// would alter.
+    pub fn with_checks(mut self, checks: Vec<Option<Check>>) -> Self {
+        self.checks = checks;
+        self
     }
 
     /// What a COPY's data starts with (the binary header, or nothing).
@@ -180,10 +201,21 @@ impl CopyEncoder {
             )));
         }
         let mark = out.len();
-        let result = match &self.binary {
+        let checked = self
+            .checks
+            .iter()
+            .zip(row.values())
+            .enumerate()
+            .try_for_each(|(index, (check, value))| {
+                match (check, value.and_then(|v| v.as_text())) {
+                    (Some(check), Some(text)) => check.check(text).map_err(|why| (index, why)),
+                    _ => Ok(()),
+                }
+            });
+        let result = checked.and_then(|()| match &self.binary {
             Some(encoders) => binary_row(encoders, row, out),
             None => text_row(&self.bytea, row, out),
-        };
+        });
         result.map_err(|(column, why)| {
             out.truncate(mark);
             PgError::BadValue {
@@ -327,6 +359,10 @@ mod tests {
         assert_eq!(boolean("of"), Ok(false));
         assert!(boolean("o").is_err());
         assert!(float::<f64>("1e400").is_err());
+        assert!(float::<f64>("1e-400").is_err());
+        assert!(float::<f32>("-1e-50").is_err());
+        assert_eq!(float::<f32>("1e-40"), Ok(1e-40)); // subnormal, as strtof
+        assert_eq!(float::<f64>("-0.0e-999"), Ok(-0.0));
         assert_eq!(float::<f64>("-Infinity"), Ok(f64::NEG_INFINITY));
         assert_eq!(float::<f32>(" 1.5"), Ok(1.5));
     }

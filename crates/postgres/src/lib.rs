@@ -52,6 +52,7 @@
 //! Identifiers are validated and double-quoted; values only ever travel
 //! as COPY data or statement parameters.
 
+mod check;
 mod checkpoint;
 mod checkpoint_table;
 mod config;
@@ -66,6 +67,7 @@ mod schema;
 mod sink;
 mod target;
 
+pub use check::Check;
 pub use checkpoint::{checkpoint_rows, ShardCheckpoint, CHECKPOINT_TABLE};
 pub use config::{driver_config, is_postgres_url, CopyFormat, Mode, PgConfig};
 pub use connect::connect;
