@@ -168,3 +168,49 @@ fn pg_resume_a_killed_connection_is_replayed_exactly() {
     assert!(summary.rewinds >= 1, "{summary:?}");
     assert_eq!(table.hash(), reference("pg_resume_killed_ref"));
 }
+
+#[test]
+fn pg_resume_an_old_checkpoint_table_is_migrated_in_place() {
+    // A schema of its own: its checkpoint table is this test's alone.
+    let mut admin = Client::connect(&url(), NoTls).unwrap();
+    admin
+        .batch_execute(
+            "DROP SCHEMA IF EXISTS pgsink_mig CASCADE; CREATE SCHEMA pgsink_mig;
+             CREATE TABLE pgsink_mig.t (id bigint PRIMARY KEY, name text NOT NULL);
+             CREATE TABLE pgsink_mig.ringpipe_checkpoint (
+               target_table text NOT NULL, shard integer NOT NULL, shards integer NOT NULL,
+               last_record bigint NOT NULL, input text NOT NULL, mapping text NOT NULL,
+               updated timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (target_table, shard));
+             INSERT INTO pgsink_mig.ringpipe_checkpoint
+               (target_table, shard, shards, last_record, input, mapping)
+               VALUES ('pgsink_mig.t', 1, 2, 77, 'in', 'm')",
+        )
+        .unwrap();
+    let config = PgConfig::new(url(), "pgsink_mig.t", &["id", "name"]);
+    // Two importers at once: one migrates, the other finds it done.
+    let stored: Vec<Vec<StoredCheckpoint>> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..2)
+            .map(|_| scope.spawn(|| PgTarget::new(config.clone()).checkpoints().unwrap()))
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    for checkpoints in stored {
+        assert_eq!(checkpoints.len(), 1);
+        let c = &checkpoints[0];
+        assert_eq!((c.shard, c.last_record, c.complete), (1, 77, false));
+        assert_eq!(c.identity.part, ringpipe_pipeline::Part::WHOLE);
+        assert_eq!((c.identity.input.as_str(), c.identity.shards), ("in", 2));
+    }
+    let key: String = admin
+        .query_one(
+            "SELECT pg_get_constraintdef(oid) FROM pg_constraint \
+             WHERE conrelid = 'pgsink_mig.ringpipe_checkpoint'::regclass AND contype = 'p'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(key, "PRIMARY KEY (target_table, input, part, shard)");
+    admin
+        .batch_execute("DROP SCHEMA pgsink_mig CASCADE")
+        .unwrap();
+}
