@@ -63,10 +63,13 @@ impl Check {
     /// `Err` with the reason when the server would alter `text`.
     pub fn check(self, text: &str) -> Result<(), String> {
         match self {
-            Check::Chars(n) if text.chars().count() > n => {
+            // n bytes are at most n characters: no count needed.
+            Check::Chars(n) if text.len() > n && text.chars().count() > n => {
                 Err(format!("longer than the column's {n} characters"))
             }
-            Check::PaddedChars(n) if text.trim_end_matches(' ').chars().count() > n => {
+            Check::PaddedChars(n)
+                if text.len() > n && text.trim_end_matches(' ').chars().count() > n =>
+            {
                 Err(format!("longer than the column's {n} characters"))
             }
             Check::Scale(scale) => match last_digit_power(text.trim()) {

@@ -165,6 +165,12 @@ fn open_file(path: &Path, resuming: bool) -> Result<RejectFile, PgError> {
 /// A record's values as a reject-file line, newline included.
 pub(crate) fn values_line(row: &Row) -> Vec<u8> {
     let mut line = Vec::new();
+    push_values_line(row, &mut line);
+    line
+}
+
+/// Appends a record's values as a reject-file line, newline included.
+pub(crate) fn push_values_line(row: &Row, line: &mut Vec<u8>) {
     for (index, value) in row.values().enumerate() {
         if index > 0 {
             line.push(b'\t');
@@ -185,7 +191,6 @@ pub(crate) fn values_line(row: &Row) -> Vec<u8> {
         }
     }
     line.push(b'\n');
-    line
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use ringpipe_pipeline::{RecordPosition, Row};
 
-use crate::reject::{values_line, Rejected};
+use crate::reject::{push_values_line, Rejected};
 use crate::{CopyEncoder, PgError};
 
 /// One batch's rows, encoded.
@@ -51,7 +51,7 @@ impl Batch {
         self.ends.push(self.data.len());
         self.positions.push(row.position());
         if let Some((lines, ends)) = &mut self.lines {
-            lines.extend_from_slice(&values_line(row));
+            push_values_line(row, lines);
             ends.push(lines.len());
         }
         Ok(())
