@@ -207,3 +207,72 @@ fn pg_cli_bad_records_go_to_the_reject_file() {
     );
     assert_eq!(PgTables::hash(table).0, 48);
 }
+
+#[test]
+fn pg_cli_bad_records_stay_exact_across_a_kill_9_and_resume() {
+    const N: u64 = 20_000;
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("bad.csv");
+    let bad = |i: u64| i % 997 == 0;
+    let mut text = String::from("id,sku,name,price\n");
+    for i in 1..=N {
+        let price = if bad(i) {
+            "abc".to_owned()
+        } else {
+            format!("{i}.25")
+        };
+        text.push_str(&format!("{i},sku-{i},n{i},{price}\n"));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let rejects = dir.path().join("rejects.tsv");
+    let table = "pgsink_cli_rejects_kill";
+    let _tables = PgTables::new(&[table]);
+    let command = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ringpipe"));
+        command
+            .env_remove("RINGPIPE_MYSQL_URL")
+            .env_remove("RINGPIPE_URL")
+            .arg("import")
+            .arg(&csv)
+            .args(["--url", &pg_url(), "--table", table])
+            .args(["--columns", "id,sku,name,price", "--shards", "2"])
+            .args(["--batch-rows", "100", "--max-bad", "100", "--resume"])
+            .arg("--reject-file")
+            .arg(&rejects);
+        command
+    };
+    let mut child = command()
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let committed = || {
+        let sql = "SELECT coalesce(sum(records), 0)::bigint FROM ringpipe_checkpoint \
+                   WHERE target_table = $1";
+        pg().query_one(sql, &[&table]).unwrap().get::<_, i64>(0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < deadline && committed() < 4_000 && child.try_wait().unwrap().is_none() {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the import ended before the kill"
+    );
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(committed() < N as i64);
+    let out = command().output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let good = (1..=N).filter(|&i| !bad(i)).count() as i64;
+    let (count, _) = PgTables::hash(table);
+    assert_eq!(count, good);
+    let lines = std::fs::read_to_string(&rejects).unwrap();
+    let mut records: Vec<u64> = lines
+        .lines()
+        .map(|l| l.split('\t').next().unwrap().parse().unwrap())
+        .collect();
+    records.sort();
+    let expected: Vec<u64> = (1..=N).filter(|&i| bad(i)).collect();
+    assert_eq!(records, expected, "each bad record once");
+}
