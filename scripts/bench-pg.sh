@@ -58,7 +58,7 @@ tsv="$work/products-$rows.tsv"
 rm -f "$work"/half-*
 split -n l/2 -d "$tsv" "$work/half-"
 
-ddl="DROP TABLE IF EXISTS $table;
+ddl="SET client_min_messages = warning; DROP TABLE IF EXISTS $table;
 CREATE TABLE $table (
   id bigint PRIMARY KEY, sku varchar(32) NOT NULL UNIQUE, name varchar(255) NOT NULL,
   description text, price numeric(12,2), quantity int, category varchar(64),
@@ -74,12 +74,24 @@ postmaster="$(printf '%s\n' 'SELECT pg_backend_pid() AS pid \gset' '\setenv BACK
     "\\! sed 's/^.*) //' /proc/\$BACKEND/stat 2>/dev/null | awk '{ print \$2 }'" | sql || true)"
 cluster_ticks() {
     [[ -n "$postmaster" && -r "/proc/$postmaster/stat" ]] || return 0
-    local total child
+    local total child ticks
     total="$(sed 's/^.*) //' "/proc/$postmaster/stat" | awk '{ print $12 + $13 + $14 + $15 }')"
     for child in $(pgrep -P "$postmaster"); do
-        total=$(( total + $(proc_cpu_ticks "$child" || echo 0) ))
+        ticks="$(proc_cpu_ticks "$child")"
+        total=$(( total + ${ticks:-0} ))
     done
     echo "$total"
+}
+# Waits (up to 2 s) until the run's sessions are gone, and so reaped by the
+# postmaster with their CPU time.
+settle() {
+    local i
+    for (( i = 0; i < 20; i++ )); do
+        [[ "$(sql -c "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid()
+              AND application_name IN ('ringpipe', 'psql')")" == 0 ]] && break
+        sleep 0.1
+    done
+    sleep 0.1
 }
 [[ -n "$(cluster_ticks)" ]] || warn "the server's processes are not readable here: no server CPU figures"
 tck="$(getconf CLK_TCK)"
@@ -111,6 +123,7 @@ for (( round = 0; round < rounds; round++ )); do
         before="$(cluster_ticks)"
         { TIMEFORMAT='%R %U %S'; time "${fns[$i]}" > /dev/null 2> "$work/run.err"; } 2> "$work/run.time" \
             || { cat "$work/run.err" >&2; die "$name failed"; }
+        settle
         after="$(cluster_ticks)"
         read -r wall user system < <(tail -n 1 "$work/run.time")
         got="$(sql -F ' ' -c "SELECT count(*), coalesce(md5(string_agg(t::text, '|' ORDER BY id)), '') FROM $table t")"
@@ -134,13 +147,13 @@ sql -c "DROP TABLE IF EXISTS $table" -c "$forget_checkpoints" >/dev/null
     echo "| contender | wall | rows/s | client CPU | server CPU |"
     echo "|---|---|---|---|---|"
     for name in "${names[@]}"; do
-        awk -F, -v n="$name" -v r="$rows" '
-            $2 == n { w[++c] = $4; u[c] = $5; s[c] = $6 }
+        N="$name" awk -F, -v r="$rows" '
+            $2 == ENVIRON["N"] { w[++c] = $4; u[c] = $5; s[c] = $6 }
             function median(a, k,   i, j, t) {
                 for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
                 return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
             }
-            END { if (c) { m = median(w, c); printf "| %s | %.2f | %d | %.2f | %s |\n", n, m, r / m, median(u, c), s[1] == "" ? "?" : sprintf("%.2f", median(s, c)) } }
+            END { if (c) { m = median(w, c); printf "| %s | %.2f | %d | %.2f | %s |\n", ENVIRON["N"], m, r / m, median(u, c), s[1] == "" ? "?" : sprintf("%.2f", median(s, c)) } }
         ' "$runs"
     done
 } > "$work/results.md"
