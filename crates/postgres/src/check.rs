@@ -100,12 +100,15 @@ fn last_digit_power(text: &str) -> Option<i64> {
         None => (unsigned, 0),
     };
     let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let digits: Vec<u8> = int.bytes().chain(frac.bytes()).collect();
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+    let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+    if int.len() + frac.len() == 0 || !digits(int) || !digits(frac) {
         return None;
     }
-    let last = digits.iter().rposition(|&b| b != b'0')?;
-    Some(int.len() as i64 - 1 - last as i64 + exponent)
+    if let Some(at) = frac.bytes().rposition(|b| b != b'0') {
+        return Some(exponent - 1 - at as i64);
+    }
+    let at = int.bytes().rposition(|b| b != b'0')?;
+    Some(exponent + (int.len() - 1 - at) as i64)
 }
 
 /// Where the first time of day (`h:mm` or `hh:mm`, with `:ss` and a

@@ -11,6 +11,7 @@
 //! alike (as MySQL stores text in a BLOB); PostgreSQL text cannot hold a
 //! NUL character, so a NUL in text is refused here with the record's number.
 
+use memchr::{memchr2, memchr3};
 use ringpipe_pipeline::{Row, Value};
 
 use crate::check::Check;
@@ -254,10 +255,14 @@ fn text_row(bytea: &[bool], row: &Row, out: &mut Vec<u8>) -> Result<(), (usize, 
             Some(value) if bytea[index] => hex(value.as_bytes(), out),
             Some(value) => {
                 let bytes = value.as_bytes();
-                if bytes.contains(&0) {
-                    return Err((index, "PostgreSQL text cannot hold a NUL character".into()));
+                // Most values need no escape: two vectorised scans, one copy.
+                match needs_escape(bytes) {
+                    false => out.extend_from_slice(bytes),
+                    true if bytes.contains(&0) => {
+                        return Err((index, "PostgreSQL text cannot hold a NUL character".into()))
+                    }
+                    _ => escape(bytes, out),
                 }
-                escape(bytes, out);
             }
         }
     }
@@ -274,6 +279,13 @@ fn hex(bytes: &[u8], out: &mut Vec<u8>) {
         out.push(DIGITS[usize::from(byte >> 4)]);
         out.push(DIGITS[usize::from(byte & 15)]);
     }
+}
+
+/// Whether `bytes` holds a byte text COPY escapes (or refuses: NUL), by
+/// memchr's vectorised scans (fewer instructions than a byte loop over
+/// the catalogue's values, measured with callgrind).
+fn needs_escape(bytes: &[u8]) -> bool {
+    memchr3(b'\\', b'\t', b'\n', bytes).is_some() || memchr2(b'\r', 0, bytes).is_some()
 }
 
 /// Text COPY escaping: backslash, tab, newline and carriage return.
@@ -319,6 +331,18 @@ mod tests {
             )
             .unwrap();
         assert_eq!(out, b"a\\tb\\\\c\\nd\\re\t\\N\t\\\\x01\n");
+    }
+
+    #[test]
+    fn only_values_with_special_bytes_are_escaped() {
+        assert!(!needs_escape(
+            b"plain text \xc3\xa9 long enough to span a vector of bytes"
+        ));
+        for special in [0u8, b'\t', b'\n', b'\r', b'\\'] {
+            let mut value = vec![b'x'; 40];
+            value[37] = special;
+            assert!(needs_escape(&value), "{special}");
+        }
     }
 
     #[test]
