@@ -87,6 +87,15 @@ impl Encoder {
     }
 }
 
+/// A value's text: a binary value's too when it is UTF-8 (the server
+/// parses it as text all the same).
+fn text_of(value: Value<'_>) -> Option<&str> {
+    match value {
+        Value::Text(text) => Some(text),
+        Value::Bytes(bytes) => std::str::from_utf8(bytes).ok(),
+    }
+}
+
 /// `text`, if it has no NUL (which PostgreSQL text cannot hold).
 fn no_nul(text: &str) -> Result<&str, String> {
     match text.contains('\0') {
@@ -207,12 +216,12 @@ impl CopyEncoder {
             .iter()
             .zip(row.values())
             .enumerate()
-            .try_for_each(|(index, (check, value))| {
-                match (check, value.and_then(|v| v.as_text())) {
+            .try_for_each(
+                |(index, (check, value))| match (check, value.and_then(text_of)) {
                     (Some(check), Some(text)) => check.check(text).map_err(|why| (index, why)),
                     _ => Ok(()),
-                }
-            });
+                },
+            );
         let result = checked.and_then(|()| match &self.binary {
             Some(encoders) => binary_row(encoders, row, out),
             None => text_row(&self.bytea, row, out),

@@ -226,3 +226,46 @@ fn pg_values_the_server_would_alter_are_refused_with_record_and_column() {
     let expect: Vec<Option<String>> = expect.iter().map(|v| Some(v.to_string())).collect();
     assert_eq!(got[0], expect);
 }
+
+#[test]
+fn pg_values_floats_that_underflow_are_refused_in_binary_copy() {
+    let ddl = "CREATE TABLE {t} (id int PRIMARY KEY, f float8, r float4)";
+    let name = "pgsink_values_underflow";
+    let mut table = Table::new(name, ddl);
+    let columns = ["id", "f", "r"];
+    let rows = Rows::text(
+        &columns,
+        &[
+            &[Some("1"), Some("1e-300"), Some("1e-40")],
+            &[Some("2"), Some("1e-400"), Some("1")],
+            &[Some("3"), Some("1"), Some("-1e-50")],
+            &[Some("4"), Some("0e-999"), Some("-0.0")],
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.tsv");
+    let config = PgConfig::new(url(), name, &columns)
+        .max_bad(2)
+        .reject_file(&file);
+    let target = PgTarget::new(config);
+    Import::new(target.clone()).run(vec![rows]).unwrap();
+    assert_eq!(target.binary(), Some(true));
+    let lines = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        lines.contains("2\t2:0\trecord 2, column \"f\": \"1e-400\" is out of range"),
+        "{lines}"
+    );
+    assert!(
+        lines.contains("3\t3:0\trecord 3, column \"r\": \"-1e-50\" is out of range"),
+        "{lines}"
+    );
+    let got = table.rows("id::text AS i, f::text, r::text", "id");
+    let some = |v: &str| Some(v.to_owned());
+    assert_eq!(
+        got,
+        vec![
+            vec![some("1"), some("1e-300"), some("1e-40")],
+            vec![some("4"), some("0"), some("-0")],
+        ]
+    );
+}
