@@ -4,6 +4,7 @@
 
 mod common;
 
+mod lost_commit;
 mod modes;
 mod rejects;
 mod resume;
