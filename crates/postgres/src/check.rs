@@ -6,7 +6,7 @@
 //! cuts excess trailing spaces, times keep at most their precision's
 //! fractional digits (6 by default), `timestamp` and `time` (without time
 //! zone) ignore a zone written in the value, and `date` drops a time of
-//! day. Each [`Check`] refuses a value that would lose something that way;
+//! day, and `jsonb` keeps the last of a key repeated in an object. Each [`Check`] refuses a value that would lose something that way;
 //! what the server refuses itself (out of range, bad syntax, a value too
 //! long) is left to it. Domains over these types are not checked.
 
@@ -30,6 +30,8 @@ pub enum Check {
     },
     /// `date`: no time of day other than midnight.
     Date,
+    /// `jsonb`: no object with a key twice (jsonb keeps the last).
+    UniqueKeys,
 }
 
 impl Check {
@@ -56,6 +58,7 @@ impl Check {
                 zone: true,
             },
             "date" => Check::Date,
+            "jsonb" => Check::UniqueKeys,
             _ => return None,
         })
     }
@@ -85,6 +88,7 @@ impl Check {
                 }
                 _ => Ok(()),
             },
+            Check::UniqueKeys => crate::json::unique_keys(text),
             _ => Ok(()),
         }
     }

@@ -61,6 +61,7 @@ mod doctor;
 mod encode;
 mod error;
 mod ident;
+mod json;
 mod plan;
 mod reject;
 mod schema;

@@ -162,10 +162,10 @@ fn pg_values_typed_columns_in_binary() {
 #[test]
 fn pg_values_the_server_would_alter_are_refused_with_record_and_column() {
     let ddl = "CREATE TABLE {t} (id int PRIMARY KEY, f float8, r float4, n numeric(6,2), \
-               v varchar(3), ts timestamp, d date)";
+               v varchar(3), ts timestamp, d date, j jsonb)";
     let name = "pgsink_values_altered";
     let mut table = Table::new(name, ddl);
-    let columns = ["id", "f", "r", "n", "v", "ts", "d"];
+    let columns = ["id", "f", "r", "n", "v", "ts", "d", "j"];
     let good = [
         Some("1"),
         Some("1e-300"),
@@ -174,10 +174,11 @@ fn pg_values_the_server_would_alter_are_refused_with_record_and_column() {
         Some("ab "),
         Some("2020-01-01 10:00:00.123456"),
         Some("2020-01-01 00:00:00"),
+        Some("{\"a\": {\"b\": 1}, \"b\": 2}"),
     ];
-    let mut rows: Vec<[Option<&str>; 7]> = vec![good];
+    let mut rows: Vec<[Option<&str>; 8]> = vec![good];
     // Each later row alters one value of the good one.
-    let altered: [(usize, &str); 7] = [
+    let altered: [(usize, &str); 8] = [
         (1, "1e-400"),
         (2, "1e-50"),
         (3, "1.239"),
@@ -185,10 +186,11 @@ fn pg_values_the_server_would_alter_are_refused_with_record_and_column() {
         (5, "2020-01-01 10:00:00.1234567"),
         (5, "2020-01-01 10:00:00+02"),
         (6, "2020-01-01 12:34"),
+        (7, "{\"a\": {\"b\": 1, \"b\": 2}}"),
     ];
     for (i, (column, value)) in altered.iter().enumerate() {
         let mut row = good;
-        row[0] = Some(["2", "3", "4", "5", "6", "7", "8"][i]);
+        row[0] = Some(["2", "3", "4", "5", "6", "7", "8", "9"][i]);
         row[*column] = Some(value);
         rows.push(row);
     }
@@ -213,7 +215,10 @@ fn pg_values_the_server_would_alter_are_refused_with_record_and_column() {
         let server = format!("column {}:", columns[*column]);
         assert!(line.contains(&ours) || line.contains(&server), "{line}");
     }
-    let got = table.rows("f::text, r::text, n::text, v, ts::text, d::text", "id");
+    let got = table.rows(
+        "f::text, r::text, n::text, v, ts::text, d::text, j::text",
+        "id",
+    );
     assert_eq!(got.len(), 1);
     let expect = [
         "1e-300",
@@ -222,6 +227,7 @@ fn pg_values_the_server_would_alter_are_refused_with_record_and_column() {
         "ab ",
         "2020-01-01 10:00:00.123456",
         "2020-01-01",
+        "{\"a\": {\"b\": 1}, \"b\": 2}",
     ];
     let expect: Vec<Option<String>> = expect.iter().map(|v| Some(v.to_string())).collect();
     assert_eq!(got[0], expect);
