@@ -5,10 +5,11 @@
 //! than failing: `numeric(p,s)` rounds to `s` decimal places, `varchar(n)`
 //! cuts excess trailing spaces, times keep at most their precision's
 //! fractional digits (6 by default), `timestamp` and `time` (without time
-//! zone) ignore a zone written in the value, and `date` drops a time of
-//! day, and `jsonb` keeps the last of a key repeated in an object. Each [`Check`] refuses a value that would lose something that way;
-//! what the server refuses itself (out of range, bad syntax, a value too
-//! long) is left to it. Domains over these types are not checked.
+//! zone) ignore a zone written in the value, `date` drops a time of day,
+//! and `jsonb` keeps the last of a key repeated in an object. Each
+//! [`Check`] refuses a value that would lose something that way; what the
+//! server refuses itself (out of range, bad syntax, a value too long) is
+//! left to it. Domains over these types, and intervals, are not checked.
 
 /// A check of one column's values, from its type and type modifier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
