@@ -29,6 +29,12 @@
 //! connection) and move the rows with `INSERT … SELECT … ON CONFLICT`
 //! (replace: `DELETE … USING` the staged keys, then `INSERT`).
 //!
+//! A value the server would store altered without a word (rounded to a
+//! numeric's scale or a time's precision, cut to a varchar's length, a
+//! zone or a time of day dropped, a float underflowing to 0, a jsonb key
+//! given twice) is refused with its record and column ([`Check`]), as is
+//! text with a NUL, which PostgreSQL cannot store.
+//!
 //! # Errors and retries
 //!
 //! [`PgError`] says whether a replay can succeed: serialization failures

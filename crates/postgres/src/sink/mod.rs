@@ -22,7 +22,7 @@ use crate::{checkpoint, CopyEncoder, PgConfig, PgError};
 /// COPY writer borrows the connection, so it cannot outlive one call, and
 /// holding the batch lets a replay after a lost connection first ask the
 /// checkpoint whether the lost `COMMIT` had landed, and lets a batch with
-/// bad records be searched for them (see [`recover`]).
+/// bad records be searched for them (bisection under savepoints).
 pub struct PgSink {
     client: Client,
     config: Arc<PgConfig>,
