@@ -1,28 +1,43 @@
 //! [`JsonlSource`]: one JSON object per line, through `serde_json`.
 
-use std::collections::HashMap;
-use std::io::BufRead;
+use std::borrow::Cow;
+use std::fmt;
+use std::io::{BufRead, Read};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use ringpipe_pipeline::{RecordPosition, Row, Source, SourceProgress};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::{input, TextConfig, TextError};
+use crate::input::{self, NotUtf8};
+use crate::region::{self, Boundary, Pending};
+use crate::{TextConfig, TextError};
 
-/// JSON Lines records as rows: each non-blank line is one object whose keys
-/// name fields. `null` is `NULL`; a string is its unescaped text; numbers,
-/// booleans, arrays and objects are their JSON text as written (so a
-/// number keeps every digit). Of a key given twice, the last counts.
+/// JSON Lines records as rows: each line that is not blank (only spaces,
+/// tabs and a carriage return) is one object whose keys name fields; a key
+/// given twice is an error. `null` is `NULL`; a string is its unescaped
+/// text; numbers, booleans, arrays and objects are their JSON text as
+/// written (so a number keeps every digit). A column no key names is
+/// `NULL`.
 pub struct JsonlSource {
     reader: Box<dyn BufRead + Send>,
-    line: String,
+    line: Vec<u8>,
     config: TextConfig,
     input: String,
     total: Option<u64>,
-    /// Lines read so far.
+    /// Raw bytes read, when one region reads the whole input.
+    raw_bytes: Option<Arc<AtomicU64>>,
+    /// Lines of the whole input read so far.
     lines: u64,
+    /// Offset of the next unread byte, and of the region's first.
     bytes: u64,
+    region_start: u64,
+    /// Records of the whole input read so far, and before this region.
     records: u64,
+    first_record: u64,
+    pending: Option<Pending>,
 }
 
 impl JsonlSource {
@@ -32,14 +47,52 @@ impl JsonlSource {
     ///
     /// When the file cannot be opened.
     pub fn open(path: &Path, config: TextConfig) -> Result<Self, TextError> {
+        let mut regions = Self::open_regions(path, config, 1)?;
+        Ok(regions.remove(0))
+    }
+
+    /// The file at `path` as `regions` regions that parse in parallel, in
+    /// order, split after newlines (which no JSON value holds raw), their
+    /// records and lines numbered in the whole file (one region when it
+    /// cannot be split: stdin, a pipe, gzip).
+    ///
+    /// # Errors
+    ///
+    /// When the file cannot be opened.
+    pub fn open_regions(
+        path: &Path,
+        config: TextConfig,
+        regions: usize,
+    ) -> Result<Vec<Self>, TextError> {
         let name = input::name(path);
-        let (reader, total) = input::open(path).map_err(|source| TextError::Io {
+        let io = |source| TextError::Io {
             input: name.clone(),
             source,
-        })?;
-        let mut source = JsonlSource::from_reader(reader, name, config);
-        source.total = total;
-        Ok(source)
+        };
+        let opened = input::open(path).map_err(io)?;
+        let (total, start) = (opened.total, opened.start);
+        let Some((head, pending)) =
+            region::plan(path, &opened, regions, Box::new(scan)).map_err(io)?
+        else {
+            let mut source = Self::build(opened.reader, start, name, config);
+            (source.total, source.raw_bytes) = (total, Some(opened.raw_bytes));
+            return Ok(vec![source]);
+        };
+        let mut first = Self::build(head, start, name, config);
+        first.total = total;
+        let mut sources = vec![];
+        for pending in pending {
+            let mut source = Self::build(
+                Box::new(std::io::empty()),
+                0,
+                first.input.clone(),
+                first.config.clone(),
+            );
+            source.pending = Some(pending);
+            sources.push(source);
+        }
+        sources.insert(0, first);
+        Ok(sources)
     }
 
     /// Reads `reader`, called `input` in messages.
@@ -48,16 +101,46 @@ impl JsonlSource {
         input: impl Into<String>,
         config: TextConfig,
     ) -> Self {
+        Self::build(input::checked(reader, 0), 0, input.into(), config)
+    }
+
+    fn build(
+        reader: Box<dyn BufRead + Send>,
+        offset: u64,
+        input: String,
+        config: TextConfig,
+    ) -> Self {
         JsonlSource {
-            reader: Box::new(reader),
-            line: String::new(),
+            reader,
+            line: Vec::new(),
             config,
-            input: input.into(),
+            input,
             total: None,
+            raw_bytes: None,
             lines: 0,
-            bytes: 0,
+            bytes: offset,
+            region_start: offset,
             records: 0,
+            first_record: 0,
+            pending: None,
         }
+    }
+
+    /// Starts a later region once its start is known: `Ok(false)` when
+    /// the plan found fewer regions (this one is then empty).
+    fn start(&mut self, pending: Pending) -> Result<bool, TextError> {
+        let started = pending.start().map_err(|source| TextError::Io {
+            input: self.input.clone(),
+            source,
+        })?;
+        let Some((reader, at)) = started else {
+            return Ok(false);
+        };
+        self.reader = reader;
+        (self.bytes, self.region_start) = (at.offset, at.offset);
+        self.lines = at.line - 1;
+        (self.records, self.first_record) = (at.records_before, at.records_before);
+        Ok(true)
     }
 
     fn error(&self, column: u64, expected: String) -> TextError {
@@ -70,20 +153,55 @@ impl JsonlSource {
         }
     }
 
+    /// Reads the next line into `self.line`; `Ok(false)` at the end.
+    fn read_line(&mut self) -> Result<bool, TextError> {
+        self.line.clear();
+        let limit = self.config.max_value_bytes as u64 + 1;
+        let read = (&mut self.reader)
+            .take(limit)
+            .read_until(b'\n', &mut self.line);
+        let read = read.map_err(|e| {
+            let start = self.bytes;
+            (self.lines, self.records) = (self.lines + 1, self.records + 1);
+            match NotUtf8::of(&e) {
+                Some(fault) => self.error(fault.offset - start + 1, fault.to_string()),
+                None => TextError::Io {
+                    input: self.input.clone(),
+                    source: e,
+                },
+            }
+        })?;
+        if read == 0 {
+            return Ok(false);
+        }
+        self.bytes += read as u64;
+        self.lines += 1;
+        if read as u64 == limit && self.line.last() != Some(&b'\n') {
+            self.records += 1;
+            let max = self.config.max_value_bytes;
+            return Err(self.error(
+                0,
+                format!("a line of at most {max} bytes (TextConfig::max_value_bytes)"),
+            ));
+        }
+        Ok(true)
+    }
+
     /// Fills `row` from the object on the current line.
     fn fill(&self, row: &mut Row) -> Result<(), TextError> {
-        let object: HashMap<String, &RawValue> = serde_json::from_str(&self.line).map_err(|e| {
-            let found = match e.classify() {
-                serde_json::error::Category::Data => "a JSON object".to_owned(),
-                _ => {
-                    let message = e.to_string();
-                    let message = message.split(" at line ").next().unwrap_or_default();
-                    format!("a JSON object ({message})")
-                }
-            };
-            self.error(e.column() as u64, found)
+        let text = std::str::from_utf8(&self.line).map_err(|e| {
+            let byte = self.line[e.valid_up_to()];
+            self.error(
+                e.valid_up_to() as u64 + 1,
+                format!("UTF-8 text, found byte {byte:#04x}"),
+            )
         })?;
-        for (key, value) in object {
+        let object: Object<'_> = serde_json::from_str(text).map_err(|e| {
+            let message = e.to_string();
+            let message = message.split(" at line ").next().unwrap_or_default();
+            self.error(e.column() as u64, format!("a JSON object ({message})"))
+        })?;
+        for (key, value) in object.0 {
             let Some(column) = self.config.column(&key) else {
                 if self.config.strict {
                     let why = format!("{key:?}, which is not a column");
@@ -95,14 +213,124 @@ impl JsonlSource {
             match raw.as_bytes()[0] {
                 b'n' => row.set_null(column),
                 b'"' => {
-                    let text: String = serde_json::from_str(raw)
-                        .map_err(|e| self.error(0, format!("a JSON string: {e}")))?;
+                    let text: Cow<'_, str> = serde_json::from_str::<Key<'_>>(raw)
+                        .map_err(|e| self.error(0, format!("a JSON string: {e}")))?
+                        .0;
                     row.set(column, &text);
                 }
                 _ => row.set(column, raw),
             }
         }
         Ok(())
+    }
+}
+
+/// Whether a line holds nothing but JSON whitespace.
+fn blank(line: &[u8]) -> bool {
+    line.iter()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+}
+
+/// The entries of one JSON object, in order, each key once.
+struct Object<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for Object<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ObjectVisitor)
+    }
+}
+
+struct ObjectVisitor;
+
+impl<'de> Visitor<'de> for ObjectVisitor {
+    type Value = Object<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Object<'de>, A::Error> {
+        let mut entries: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::new();
+        // Small objects are searched; large ones keep a set of their keys,
+        // so no line costs more than linear time.
+        let mut seen = std::collections::HashSet::new();
+        while let Some(Key(key)) = map.next_key()? {
+            let twice = match entries.len() < 16 {
+                true => entries.iter().any(|(k, _)| *k == key),
+                false => {
+                    if seen.is_empty() {
+                        seen.extend(entries.iter().map(|(k, _)| k.clone()));
+                    }
+                    !seen.insert(key.clone())
+                }
+            };
+            if twice {
+                return Err(de::Error::custom(format!("the key {key:?} twice")));
+            }
+            entries.push((key, map.next_value()?));
+        }
+        Ok(Object(entries))
+    }
+}
+
+/// A JSON string, borrowed when it holds no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// Hands `found` the first line start at or after each of `targets`
+/// (ascending) of the JSON Lines text `reader` whose first byte is at
+/// `start`: the scan of a region plan.
+fn scan(reader: &mut dyn BufRead, start: u64, targets: &[u64], found: &mut dyn FnMut(Boundary)) {
+    let (mut offset, mut lines, mut records) = (start, 0u64, 0u64);
+    // Whether the line read so far holds more than whitespace.
+    let mut filled = false;
+    let mut targets = targets.iter().copied().peekable();
+    while let Some(&target) = targets.peek() {
+        let Ok(chunk) = reader.fill_buf() else { return };
+        if chunk.is_empty() {
+            return;
+        }
+        let (taken, newline) = match memchr::memchr(b'\n', chunk) {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        filled |= !blank(&chunk[..taken]);
+        reader.consume(taken);
+        offset += taken as u64;
+        if newline {
+            lines += 1;
+            records += u64::from(filled);
+            filled = false;
+            if offset >= target {
+                targets.next();
+                found(Boundary {
+                    offset,
+                    line: lines + 1,
+                    records_before: records,
+                });
+            }
+        }
     }
 }
 
@@ -114,17 +342,17 @@ impl Source for JsonlSource {
     }
 
     fn next_row(&mut self, row: &mut Row) -> Result<bool, TextError> {
-        loop {
-            self.line.clear();
-            let read = self.reader.read_line(&mut self.line);
-            let read = read.map_err(|e| self.error(0, format!("readable UTF-8 input: {e}")))?;
-            if read == 0 {
+        if let Some(pending) = self.pending.take() {
+            if !self.start(pending)? {
                 return Ok(false);
             }
+        }
+        loop {
             let start = self.bytes;
-            self.bytes += read as u64;
-            self.lines += 1;
-            if self.line.trim().is_empty() {
+            if !self.read_line()? {
+                return Ok(false);
+            }
+            if blank(&self.line) {
                 continue;
             }
             self.records += 1;
@@ -140,11 +368,19 @@ impl Source for JsonlSource {
         }
     }
 
+    fn records_before(&self) -> u64 {
+        self.first_record
+    }
+
     fn progress(&self) -> SourceProgress {
         SourceProgress {
-            bytes_read: self.bytes,
+            bytes_read: match &self.raw_bytes {
+                // Relaxed: a statistic written by this same thread.
+                Some(raw) => raw.load(Ordering::Relaxed),
+                None => self.bytes - self.region_start,
+            },
             bytes_total: self.total,
-            records: self.records,
+            records: self.records - self.first_record,
         }
     }
 }
