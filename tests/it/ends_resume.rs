@@ -1,0 +1,144 @@
+//! Every source into every sink from the command line, killed with
+//! `kill -9` mid-import and resumed: the same catalogue as XML, CSV and
+//! JSON Lines, read in two regions of two shards each, lands in MariaDB
+//! and in PostgreSQL exactly as a clean import of the XML does.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{
+    catalogue_files, checksum, count, fresh_table, pg_count, pg_hash, pg_url, ringpipe, stderr,
+    url, PgTable,
+};
+
+const ROWS: u64 = 30_000;
+
+/// The server an import goes to, and how to read a table of it back.
+#[derive(Clone, Copy)]
+enum Server {
+    Mariadb,
+    Postgres,
+}
+
+impl Server {
+    fn url(self) -> String {
+        match self {
+            Server::Mariadb => url(),
+            Server::Postgres => pg_url(),
+        }
+    }
+
+    fn count(self, table: &str) -> u64 {
+        match self {
+            Server::Mariadb => count(table),
+            Server::Postgres => pg_count(table),
+        }
+    }
+
+    /// Row count and content, as the server computes them.
+    fn content(self, table: &str) -> String {
+        match self {
+            Server::Mariadb => format!("{} rows, checksum {}", count(table), checksum(table)),
+            Server::Postgres => format!("{:?}", pg_hash(table)),
+        }
+    }
+
+    /// A fresh catalogue table, dropped with the guard.
+    fn table(self, name: &'static str) -> Box<dyn std::any::Any> {
+        match self {
+            Server::Mariadb => Box::new(fresh_table(name)),
+            Server::Postgres => Box::new(PgTable::new(name)),
+        }
+    }
+}
+
+fn leak(table: &str) -> &'static str {
+    Box::leak(table.to_owned().into_boxed_str())
+}
+
+fn args<'a>(file: &'a Path, server: Server, table: &'a str, extra: &[&'a str]) -> Vec<String> {
+    let mut args = vec!["import", file.to_str().unwrap(), "--table", table];
+    args.extend_from_slice(extra);
+    let mut args: Vec<String> = args.into_iter().map(str::to_owned).collect();
+    args.extend(["--url".to_owned(), server.url()]);
+    if file.extension().is_some_and(|e| e == "xml") {
+        args.extend(["--row".to_owned(), "product".to_owned()]);
+    }
+    if file.extension().is_some_and(|e| e == "csv") {
+        args.extend(["--null-string".to_owned(), "\\N".to_owned()]);
+    }
+    args
+}
+
+fn spawn(args: &[String]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_ringpipe"))
+        .args(args)
+        .env_remove("RINGPIPE_MYSQL_URL")
+        .env_remove("RINGPIPE_URL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("ringpipe starts")
+}
+
+/// Kills `child` with SIGKILL once `table` holds `rows` rows; whether the
+/// kill landed mid-import.
+fn kill_at(child: &mut Child, server: Server, table: &str, rows: u64) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        if server.count(table) >= rows {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    true
+}
+
+/// XML, CSV and JSON Lines into `server`, each killed twice and resumed.
+fn killed_and_resumed_land_exactly(server: Server, prefix: &'static str) {
+    let dir = tempfile::tempdir().unwrap();
+    let files = catalogue_files(dir.path(), ROWS);
+    let clean: &'static str = leak(&format!("{prefix}_clean"));
+    let _clean = server.table(clean);
+    let output = ringpipe(&refs(&args(&files[0], server, clean, &["--regions", "1"])));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let expected = server.content(clean);
+    assert!(expected.contains(&ROWS.to_string()), "{expected}");
+    let layout = ["--shards", "4", "--regions", "2", "--batch-rows", "300"];
+    for file in &files {
+        let format = file.extension().unwrap().to_str().unwrap();
+        let table: &'static str = leak(&format!("{prefix}_{format}"));
+        let _table = server.table(table);
+        let mut kills = 0;
+        for (i, at) in [4_000, 16_000].into_iter().enumerate() {
+            let resume: &[&str] = if i == 0 { &[] } else { &["--resume"] };
+            let mut child = spawn(&args(file, server, table, &[&layout[..], resume].concat()));
+            kills += u64::from(kill_at(&mut child, server, table, at));
+        }
+        assert!(kills >= 1, "{format}: no kill landed mid-import");
+        let finish = args(file, server, table, &[&layout[..], &["--resume"]].concat());
+        let output = ringpipe(&refs(&finish));
+        assert!(output.status.success(), "{format}: {}", stderr(&output));
+        assert_eq!(server.content(table), expected, "{format}");
+    }
+}
+
+fn refs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn xml_csv_and_jsonl_into_mariadb_resume_exactly_after_kill_9() {
+    killed_and_resumed_land_exactly(Server::Mariadb, "ends_res_my");
+}
+
+#[test]
+fn xml_csv_and_jsonl_into_postgres_resume_exactly_after_kill_9() {
+    killed_and_resumed_land_exactly(Server::Postgres, "ends_res_pg");
+}
