@@ -142,3 +142,87 @@ fn xml_csv_and_jsonl_into_mariadb_resume_exactly_after_kill_9() {
 fn xml_csv_and_jsonl_into_postgres_resume_exactly_after_kill_9() {
     killed_and_resumed_land_exactly(Server::Postgres, "ends_res_pg");
 }
+
+#[test]
+fn csv_and_jsonl_in_parts_land_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = catalogue_files(dir.path(), 6_000);
+    let server = Server::Mariadb;
+    let _clean = server.table("ends_parts_clean");
+    let output = ringpipe(&refs(&args(&files[0], server, "ends_parts_clean", &[])));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let expected = server.content("ends_parts_clean");
+    for (file, table) in files[1..]
+        .iter()
+        .zip(["ends_parts_csv", "ends_parts_jsonl"])
+    {
+        let _table = server.table(table);
+        // Parts in any order, each in two regions of one shard.
+        for part in ["2/3", "0/3", "1/3"] {
+            let flags = ["--part", part, "--shards", "2", "--regions", "2"];
+            let output = ringpipe(&refs(&args(file, server, table, &flags)));
+            assert!(output.status.success(), "{part}: {}", stderr(&output));
+        }
+        assert_eq!(server.content(table), expected, "{}", file.display());
+    }
+    // A gzip file cannot be cut.
+    let gz = dir.path().join("c.csv.gz");
+    let mut encoder = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::fast(),
+    );
+    std::io::copy(&mut std::fs::File::open(&files[1]).unwrap(), &mut encoder).unwrap();
+    encoder.finish().unwrap();
+    let _gz = server.table("ends_parts_gz");
+    let output = ringpipe(&refs(&args(
+        &gz,
+        server,
+        "ends_parts_gz",
+        &["--part", "1/2"],
+    )));
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("cannot be cut into parts"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_header_without_a_column_and_a_fault_in_a_later_region_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let _table = fresh_table("ends_fault");
+    let csv = dir.path().join("f.csv");
+    std::fs::write(&csv, "id,sku,name\n1,a,b\n").unwrap();
+    let output = ringpipe(&refs(&args(&csv, Server::Mariadb, "ends_fault", &[])));
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("the header names no field for the column(s) [\"description\""),
+        "{}",
+        stderr(&output)
+    );
+    let jsonl = dir.path().join("f.jsonl");
+    let mut text = String::new();
+    for id in 1..=4_000 {
+        let name = if id == 3_000 {
+            "\"x\", \"name\": \"y\""
+        } else {
+            "\"x\""
+        };
+        text.push_str(&format!(
+            "{{\"id\": {id}, \"sku\": \"s{id}\", \"name\": {name}}}\n"
+        ));
+    }
+    std::fs::write(&jsonl, text).unwrap();
+    let flags = ["--shards", "2", "--regions", "2"];
+    let output = ringpipe(&refs(&args(&jsonl, Server::Mariadb, "ends_fault", &flags)));
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(
+        stderr(&output)
+            .contains("f.jsonl:3000:48: record 3000: a JSON object (the key \"name\" twice)"),
+        "{}",
+        stderr(&output)
+    );
+    // Every record before the fault landed.
+    assert!(count("ends_fault") >= 2_999, "{}", count("ends_fault"));
+}
