@@ -225,3 +225,51 @@ pub fn catalogue_files(dir: &Path, rows: u64) -> [PathBuf; 3] {
     write_jsonl(out, &PRODUCT_COLUMNS, values()).unwrap();
     [xml, csv, jsonl]
 }
+
+/// The server an import goes to, and how to read a table of it back.
+#[derive(Clone, Copy)]
+pub enum Server {
+    /// The test MariaDB.
+    Mariadb,
+    /// The test PostgreSQL.
+    Postgres,
+}
+
+impl Server {
+    /// Its URL.
+    pub fn url(self) -> String {
+        match self {
+            Server::Mariadb => url(),
+            Server::Postgres => pg_url(),
+        }
+    }
+
+    /// Rows in `table`.
+    pub fn count(self, table: &str) -> u64 {
+        match self {
+            Server::Mariadb => count(table),
+            Server::Postgres => pg_count(table),
+        }
+    }
+
+    /// Row count and content, as the server computes them.
+    pub fn content(self, table: &str) -> String {
+        match self {
+            Server::Mariadb => format!("{} rows, checksum {}", count(table), checksum(table)),
+            Server::Postgres => format!("{:?}", pg_hash(table)),
+        }
+    }
+
+    /// A fresh catalogue table, dropped with the guard.
+    pub fn table(self, name: &'static str) -> Box<dyn std::any::Any> {
+        match self {
+            Server::Mariadb => Box::new(fresh_table(name)),
+            Server::Postgres => Box::new(PgTable::new(name)),
+        }
+    }
+}
+
+/// `table` for as long as the test runs.
+pub fn leak(table: &str) -> &'static str {
+    Box::leak(table.to_owned().into_boxed_str())
+}

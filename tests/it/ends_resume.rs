@@ -7,55 +7,9 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{
-    catalogue_files, checksum, count, fresh_table, pg_count, pg_hash, pg_url, ringpipe, stderr,
-    url, PgTable,
-};
+use crate::common::{catalogue_files, count, fresh_table, leak, ringpipe, stderr, Server};
 
 const ROWS: u64 = 30_000;
-
-/// The server an import goes to, and how to read a table of it back.
-#[derive(Clone, Copy)]
-enum Server {
-    Mariadb,
-    Postgres,
-}
-
-impl Server {
-    fn url(self) -> String {
-        match self {
-            Server::Mariadb => url(),
-            Server::Postgres => pg_url(),
-        }
-    }
-
-    fn count(self, table: &str) -> u64 {
-        match self {
-            Server::Mariadb => count(table),
-            Server::Postgres => pg_count(table),
-        }
-    }
-
-    /// Row count and content, as the server computes them.
-    fn content(self, table: &str) -> String {
-        match self {
-            Server::Mariadb => format!("{} rows, checksum {}", count(table), checksum(table)),
-            Server::Postgres => format!("{:?}", pg_hash(table)),
-        }
-    }
-
-    /// A fresh catalogue table, dropped with the guard.
-    fn table(self, name: &'static str) -> Box<dyn std::any::Any> {
-        match self {
-            Server::Mariadb => Box::new(fresh_table(name)),
-            Server::Postgres => Box::new(PgTable::new(name)),
-        }
-    }
-}
-
-fn leak(table: &str) -> &'static str {
-    Box::leak(table.to_owned().into_boxed_str())
-}
 
 fn args<'a>(file: &'a Path, server: Server, table: &'a str, extra: &[&'a str]) -> Vec<String> {
     let mut args = vec!["import", file.to_str().unwrap(), "--table", table];
