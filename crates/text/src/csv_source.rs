@@ -2,14 +2,14 @@
 
 use std::io::BufRead;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use ringpipe_pipeline::{RecordPosition, Row, Source, SourceProgress};
 
 use crate::csv_fields::{self, FieldError, Fields};
 use crate::input::{self, NotUtf8};
-use crate::region::{self, Pending};
+use crate::place::{self, Begin, Place};
+use crate::region::{self, Text};
 use crate::{TextConfig, TextError};
 
 /// CSV records as rows: the header row names the fields, quoting is RFC
@@ -28,19 +28,7 @@ pub struct CsvSource {
     /// Per header field, the column it fills.
     fill: Arc<[Option<usize>]>,
     config: TextConfig,
-    input: String,
-    total: Option<u64>,
-    /// Raw bytes read, when one region reads the whole input (gzip counts
-    /// compressed bytes); else progress is the region's offset.
-    raw_bytes: Option<Arc<AtomicU64>>,
-    /// Offset of the region's first byte.
-    region_start: u64,
-    /// Records of the whole input read so far (this region's last).
-    records: u64,
-    /// Records before this region.
-    first_record: u64,
-    /// A later region that waits for its start.
-    pending: Option<Pending>,
+    place: Place,
 }
 
 impl CsvSource {
@@ -68,38 +56,20 @@ impl CsvSource {
         config: TextConfig,
         regions: usize,
     ) -> Result<Vec<Self>, TextError> {
-        let name = input::name(path);
-        let io = |source| TextError::Io {
-            input: name.clone(),
-            source,
-        };
-        let opened = input::open(path).map_err(io)?;
         let delimiter = config.delimiter;
         let scan: region::Scan = Box::new(move |reader, start, targets, found| {
             csv_fields::scan(delimiter, reader, start, targets, found)
         });
-        let (total, start) = (opened.total, opened.start);
-        let Some((head, pending)) = region::plan(path, &opened, regions, scan).map_err(io)? else {
-            let mut source = Self::build(opened.reader, start, name, config)?;
-            (source.total, source.raw_bytes) = (total, Some(opened.raw_bytes));
-            return Ok(vec![source]);
-        };
-        let mut first = Self::build(head, start, name, config)?;
-        first.total = total;
-        let mut sources = Vec::with_capacity(regions);
-        for pending in pending {
+        let (head, place, later) = place::open(path, regions, scan)?;
+        let first = Self::build(head, place, config)?;
+        let mut sources = Vec::with_capacity(later.len() + 1);
+        for place in later {
             sources.push(CsvSource {
                 fields: Fields::new(Box::new(std::io::empty()), delimiter, 0, 1, 0),
                 width: first.width,
                 fill: Arc::clone(&first.fill),
                 config: first.config.clone(),
-                input: first.input.clone(),
-                total: None,
-                raw_bytes: None,
-                region_start: 0,
-                records: 0,
-                first_record: 0,
-                pending: Some(pending),
+                place,
             });
         }
         sources.insert(0, first);
@@ -116,29 +86,20 @@ impl CsvSource {
         input: impl Into<String>,
         config: TextConfig,
     ) -> Result<Self, TextError> {
-        Self::build(input::checked(reader, 0), 0, input.into(), config)
+        let place = Place::new(input.into(), 0);
+        Self::build(input::checked(reader, 0), place, config)
     }
 
-    /// Reads the header of `reader` (checked UTF-8 from `offset`).
-    fn build(
-        reader: Box<dyn BufRead + Send>,
-        offset: u64,
-        input: String,
-        config: TextConfig,
-    ) -> Result<Self, TextError> {
+    /// Reads the header of `reader` (checked UTF-8 from the place's start).
+    fn build(reader: Text, place: Place, config: TextConfig) -> Result<Self, TextError> {
+        let offset = place.start();
         let fields = Fields::new(reader, config.delimiter, offset, 1, config.max_value_bytes);
         let mut source = CsvSource {
             fields,
             width: 0,
             fill: Arc::new([]),
             config,
-            input,
-            total: None,
-            raw_bytes: None,
-            region_start: offset,
-            records: 0,
-            first_record: 0,
-            pending: None,
+            place,
         };
         let mut header = Vec::new();
         loop {
@@ -153,26 +114,9 @@ impl CsvSource {
                 }
             }
         }
-        source.fill = map_header(&header, &source.config, &source.input)?.into();
+        source.fill = map_header(&header, &source.config, &source.place.input)?.into();
         source.width = header.len();
         Ok(source)
-    }
-
-    /// Starts a later region once its start is known: `Ok(false)` when
-    /// the plan found fewer regions (this one is then empty).
-    fn start(&mut self, pending: Pending) -> Result<bool, TextError> {
-        let started = pending.start().map_err(|source| TextError::Io {
-            input: self.input.clone(),
-            source,
-        })?;
-        let Some((reader, at)) = started else {
-            return Ok(false);
-        };
-        let (delimiter, max) = (self.config.delimiter, self.config.max_value_bytes);
-        self.fields = Fields::new(reader, delimiter, at.offset, at.line, max);
-        self.region_start = at.offset;
-        (self.records, self.first_record) = (at.records_before, at.records_before);
-        Ok(true)
     }
 
     /// The last field's text (always UTF-8: the input is checked, and
@@ -192,7 +136,7 @@ impl CsvSource {
 
     fn error(&self, line: u64, column: u64, record: u64, expected: String) -> TextError {
         TextError::Syntax {
-            input: self.input.clone(),
+            input: self.place.input.clone(),
             line,
             column,
             record,
@@ -204,13 +148,13 @@ impl CsvSource {
     /// record `record`.
     fn field_error(&self, error: FieldError, field: usize) -> TextError {
         // Before a record's first field, the record is the next one.
-        let record = self.records + u64::from(field == 0);
+        let record = self.place.records + u64::from(field == 0);
         let (line, column) = (self.fields.line(), field as u64 + 1);
         match error {
             FieldError::Io(e) => match NotUtf8::of(&e) {
                 Some(fault) => self.error(line, column, record, fault.to_string()),
                 None => TextError::Io {
-                    input: self.input.clone(),
+                    input: self.place.input.clone(),
                     source: e,
                 },
             },
@@ -239,10 +183,10 @@ impl CsvSource {
                 None => break,
             };
             if field == 0 {
-                self.records += 1;
+                self.place.records += 1;
             }
             if let Some(&Some(column)) = self.fill.get(field) {
-                let text = self.text(self.records, field)?;
+                let text = self.text(self.place.records, field)?;
                 let null =
                     !self.fields.quoted() && self.config.null_string.as_deref() == Some(text);
                 if !null {
@@ -259,12 +203,12 @@ impl CsvSource {
             return Err(self.error(
                 line,
                 field.min(self.width) as u64 + 1,
-                self.records,
+                self.place.records,
                 format!("{} fields as in the header, found {field}", self.width),
             ));
         }
         row.set_position(RecordPosition {
-            record: self.records,
+            record: self.place.records,
             line,
             column: 1,
             byte_offset: offset,
@@ -315,27 +259,22 @@ impl Source for CsvSource {
     }
 
     fn next_row(&mut self, row: &mut Row) -> Result<bool, TextError> {
-        if let Some(pending) = self.pending.take() {
-            if !self.start(pending)? {
-                return Ok(false);
+        match self.place.begin()? {
+            Begin::Going => {}
+            Begin::Empty => return Ok(false),
+            Begin::Started(text, at) => {
+                let (delimiter, max) = (self.config.delimiter, self.config.max_value_bytes);
+                self.fields = Fields::new(text, delimiter, at.offset, at.line, max);
             }
         }
         self.read(row)
     }
 
     fn records_before(&self) -> u64 {
-        self.first_record
+        self.place.first_record
     }
 
     fn progress(&self) -> SourceProgress {
-        SourceProgress {
-            bytes_read: match &self.raw_bytes {
-                // Relaxed: a statistic written by this same thread.
-                Some(raw) => raw.load(Ordering::Relaxed),
-                None => self.fields.offset() - self.region_start,
-            },
-            bytes_total: self.total,
-            records: self.records - self.first_record,
-        }
+        self.place.progress(self.fields.offset())
     }
 }

@@ -8,10 +8,11 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use flate2::bufread::MultiGzDecoder;
+use ringpipe_pipeline::CountingReader;
 
 /// Buffer size of every input.
 const BUFFER: usize = 64 * 1024;
@@ -47,7 +48,7 @@ pub(crate) fn open(path: &Path) -> io::Result<Opened> {
         }
     };
     let raw_bytes = Arc::new(AtomicU64::new(0));
-    let counted = Counting::new(raw, Arc::clone(&raw_bytes));
+    let counted = CountingReader::new(raw, Arc::clone(&raw_bytes));
     let mut reader = BufReader::with_capacity(BUFFER, counted);
     let gzip = reader.fill_buf()?.starts_with(&[0x1f, 0x8b]);
     let mut plain: Box<dyn Read + Send> = match gzip {
@@ -187,29 +188,6 @@ impl<R: Read> Read for Utf8Check<R> {
         let n = buf.len().min(out.len());
         out[..n].copy_from_slice(&buf[..n]);
         self.consume(n);
-        Ok(n)
-    }
-}
-
-/// Counts the raw bytes that pass through, for progress reporting (an
-/// atomic only because the reader is boxed away; read on the same thread).
-pub(crate) struct Counting<R> {
-    inner: R,
-    count: Arc<AtomicU64>,
-}
-
-impl<R> Counting<R> {
-    /// Wraps `inner`, adding every byte read to `count`.
-    pub(crate) fn new(inner: R, count: Arc<AtomicU64>) -> Self {
-        Counting { inner, count }
-    }
-}
-
-impl<R: Read> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        // Relaxed: a statistic; nothing else is published through it.
-        self.count.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
     }
 }

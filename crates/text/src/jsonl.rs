@@ -4,15 +4,14 @@ use std::borrow::Cow;
 use std::fmt;
 use std::io::{BufRead, Read};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
 use ringpipe_pipeline::{RecordPosition, Row, Source, SourceProgress};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::input::{self, NotUtf8};
-use crate::region::{self, Boundary, Pending};
+use crate::place::{self, Begin, Place};
+use crate::region::{Boundary, Text};
 use crate::{TextConfig, TextError};
 
 /// JSON Lines records as rows: each line that is not blank (only spaces,
@@ -25,19 +24,11 @@ pub struct JsonlSource {
     reader: Box<dyn BufRead + Send>,
     line: Vec<u8>,
     config: TextConfig,
-    input: String,
-    total: Option<u64>,
-    /// Raw bytes read, when one region reads the whole input.
-    raw_bytes: Option<Arc<AtomicU64>>,
+    place: Place,
     /// Lines of the whole input read so far.
     lines: u64,
-    /// Offset of the next unread byte, and of the region's first.
+    /// Offset of the next unread byte.
     bytes: u64,
-    region_start: u64,
-    /// Records of the whole input read so far, and before this region.
-    records: u64,
-    first_record: u64,
-    pending: Option<Pending>,
 }
 
 impl JsonlSource {
@@ -64,34 +55,15 @@ impl JsonlSource {
         config: TextConfig,
         regions: usize,
     ) -> Result<Vec<Self>, TextError> {
-        let name = input::name(path);
-        let io = |source| TextError::Io {
-            input: name.clone(),
-            source,
-        };
-        let opened = input::open(path).map_err(io)?;
-        let (total, start) = (opened.total, opened.start);
-        let Some((head, pending)) =
-            region::plan(path, &opened, regions, Box::new(scan)).map_err(io)?
-        else {
-            let mut source = Self::build(opened.reader, start, name, config);
-            (source.total, source.raw_bytes) = (total, Some(opened.raw_bytes));
-            return Ok(vec![source]);
-        };
-        let mut first = Self::build(head, start, name, config);
-        first.total = total;
-        let mut sources = vec![];
-        for pending in pending {
-            let mut source = Self::build(
+        let (head, place, later) = place::open(path, regions, Box::new(scan))?;
+        let mut sources = vec![Self::build(head, place, config.clone())];
+        for place in later {
+            sources.push(Self::build(
                 Box::new(std::io::empty()),
-                0,
-                first.input.clone(),
-                first.config.clone(),
-            );
-            source.pending = Some(pending);
-            sources.push(source);
+                place,
+                config.clone(),
+            ));
         }
-        sources.insert(0, first);
         Ok(sources)
     }
 
@@ -101,54 +73,27 @@ impl JsonlSource {
         input: impl Into<String>,
         config: TextConfig,
     ) -> Self {
-        Self::build(input::checked(reader, 0), 0, input.into(), config)
+        let place = Place::new(input.into(), 0);
+        Self::build(input::checked(reader, 0), place, config)
     }
 
-    fn build(
-        reader: Box<dyn BufRead + Send>,
-        offset: u64,
-        input: String,
-        config: TextConfig,
-    ) -> Self {
+    fn build(reader: Text, place: Place, config: TextConfig) -> Self {
         JsonlSource {
             reader,
             line: Vec::new(),
             config,
-            input,
-            total: None,
-            raw_bytes: None,
             lines: 0,
-            bytes: offset,
-            region_start: offset,
-            records: 0,
-            first_record: 0,
-            pending: None,
+            bytes: place.start(),
+            place,
         }
-    }
-
-    /// Starts a later region once its start is known: `Ok(false)` when
-    /// the plan found fewer regions (this one is then empty).
-    fn start(&mut self, pending: Pending) -> Result<bool, TextError> {
-        let started = pending.start().map_err(|source| TextError::Io {
-            input: self.input.clone(),
-            source,
-        })?;
-        let Some((reader, at)) = started else {
-            return Ok(false);
-        };
-        self.reader = reader;
-        (self.bytes, self.region_start) = (at.offset, at.offset);
-        self.lines = at.line - 1;
-        (self.records, self.first_record) = (at.records_before, at.records_before);
-        Ok(true)
     }
 
     fn error(&self, column: u64, expected: String) -> TextError {
         TextError::Syntax {
-            input: self.input.clone(),
+            input: self.place.input.clone(),
             line: self.lines,
             column,
-            record: self.records,
+            record: self.place.records,
             expected,
         }
     }
@@ -162,11 +107,11 @@ impl JsonlSource {
             .read_until(b'\n', &mut self.line);
         let read = read.map_err(|e| {
             let start = self.bytes;
-            (self.lines, self.records) = (self.lines + 1, self.records + 1);
+            (self.lines, self.place.records) = (self.lines + 1, self.place.records + 1);
             match NotUtf8::of(&e) {
                 Some(fault) => self.error(fault.offset - start + 1, fault.to_string()),
                 None => TextError::Io {
-                    input: self.input.clone(),
+                    input: self.place.input.clone(),
                     source: e,
                 },
             }
@@ -177,7 +122,7 @@ impl JsonlSource {
         self.bytes += read as u64;
         self.lines += 1;
         if read as u64 == limit && self.line.last() != Some(&b'\n') {
-            self.records += 1;
+            self.place.records += 1;
             let max = self.config.max_value_bytes;
             return Err(self.error(
                 0,
@@ -342,9 +287,12 @@ impl Source for JsonlSource {
     }
 
     fn next_row(&mut self, row: &mut Row) -> Result<bool, TextError> {
-        if let Some(pending) = self.pending.take() {
-            if !self.start(pending)? {
-                return Ok(false);
+        match self.place.begin()? {
+            Begin::Going => {}
+            Begin::Empty => return Ok(false),
+            Begin::Started(text, at) => {
+                self.reader = text;
+                (self.bytes, self.lines) = (at.offset, at.line - 1);
             }
         }
         loop {
@@ -355,11 +303,11 @@ impl Source for JsonlSource {
             if blank(&self.line) {
                 continue;
             }
-            self.records += 1;
+            self.place.records += 1;
             row.clear();
             self.fill(row)?;
             row.set_position(RecordPosition {
-                record: self.records,
+                record: self.place.records,
                 line: self.lines,
                 column: 1,
                 byte_offset: start,
@@ -369,19 +317,11 @@ impl Source for JsonlSource {
     }
 
     fn records_before(&self) -> u64 {
-        self.first_record
+        self.place.first_record
     }
 
     fn progress(&self) -> SourceProgress {
-        SourceProgress {
-            bytes_read: match &self.raw_bytes {
-                // Relaxed: a statistic written by this same thread.
-                Some(raw) => raw.load(Ordering::Relaxed),
-                None => self.bytes - self.region_start,
-            },
-            bytes_total: self.total,
-            records: self.records - self.first_record,
-        }
+        self.place.progress(self.bytes)
     }
 }
 

@@ -41,6 +41,7 @@ mod csv_source;
 mod error;
 mod input;
 mod jsonl;
+mod place;
 mod region;
 mod write;
 
