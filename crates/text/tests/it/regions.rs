@@ -159,3 +159,96 @@ fn more_regions_than_records_leave_the_rest_empty() {
     let sources = CsvSource::open_regions(&path, TextConfig::new(["id"]), 8).unwrap();
     assert_eq!(land(sources).len(), 2);
 }
+
+/// A small deterministic generator (xorshift), so failures reproduce.
+struct Random(u64);
+
+impl Random {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[self.below(from.len() as u64) as usize]
+    }
+}
+
+/// A CSV of awkward records: quoted newlines and quotes, CR, LF and CRLF
+/// ends, empty lines, byte-order-mark characters at line starts, and now
+/// and then a record of another width.
+fn awkward_csv(random: &mut Random) -> String {
+    let fields = [
+        "x",
+        "",
+        "plain words",
+        "\"q,\"\"uo\"\"\nted\"",
+        "\"\r\n\"",
+        "\"\"",
+        "\u{feff}bom",
+        "caf\u{e9}",
+        "a\"b",
+        "\"a\nb\nc\nd\"",
+        "\"1,2\"",
+        "\"\n\n\"",
+    ];
+    let ends = ["\n", "\r\n", "\r", "\n\n", "\r\n\r\n"];
+    let mut text = String::from("a,b,c\n");
+    for _ in 0..200 + random.below(300) {
+        let width = match random.below(3_000) {
+            0 => 2,
+            1 => 4,
+            _ => 3,
+        };
+        let record: Vec<&str> = (0..width).map(|_| random.pick(&fields)).collect();
+        text.push_str(&record.join(","));
+        text.push_str(random.pick(&ends));
+    }
+    text
+}
+
+#[test]
+fn awkward_csv_and_jsonl_read_the_same_in_any_number_of_regions() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut random = Random(0x9e37_79b9_7f4a_7c15);
+    let config = TextConfig::new(["a", "b", "c"]);
+    for case in 0..60 {
+        let path = dir.path().join(format!("{case}.csv"));
+        std::fs::write(&path, awkward_csv(&mut random)).unwrap();
+        let open = |regions| CsvSource::open_regions(&path, config.clone(), regions).unwrap();
+        let whole = try_land(open(1));
+        for regions in 2..=4 {
+            let split = try_land(open(regions));
+            match (&whole, &split) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "case {case}, {regions} regions"),
+                (Err(a), Err(b)) => assert_eq!(a.0, b.0, "case {case}, {regions} regions"),
+                _ => panic!("case {case}, {regions} regions: {whole:?} vs {split:?}"),
+            }
+        }
+        // The same values as JSON Lines, with blank lines between.
+        let path = dir.path().join(format!("{case}.jsonl"));
+        let mut text = String::new();
+        for (i, row) in whole
+            .as_ref()
+            .map_or(&Rows::new(), |r| r)
+            .values()
+            .enumerate()
+        {
+            let object: serde_json::Map<_, _> = ["a", "b", "c"]
+                .iter()
+                .zip(row)
+                .map(|(k, v)| (k.to_string(), v.clone().into()))
+                .collect();
+            text.push_str(&serde_json::to_string(&object).unwrap());
+            text.push_str(if i % 5 == 0 { "\n \t\r\n" } else { "\n" });
+        }
+        std::fs::write(&path, text).unwrap();
+        let open = |regions| JsonlSource::open_regions(&path, config.clone(), regions).unwrap();
+        let whole = land(open(1));
+        for regions in 2..=4 {
+            assert_eq!(land(open(regions)), whole, "case {case}, {regions} regions");
+        }
+    }
+}
