@@ -199,3 +199,62 @@ pub(crate) fn name(path: &Path) -> String {
         false => path.display().to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hands on one byte per read, so every character is cut.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let Some((first, rest)) = self.0.split_first() else {
+                return Ok(0);
+            };
+            buf[0] = *first;
+            self.0 = rest;
+            Ok(1)
+        }
+    }
+
+    fn read(bytes: &[u8]) -> (String, Option<NotUtf8>) {
+        let mut text = String::new();
+        let mut checked = checked(Trickle(bytes.to_vec().leak()), 10);
+        let fault = checked.read_to_string(&mut text).err();
+        (text, fault.and_then(|e| NotUtf8::of(&e)))
+    }
+
+    #[test]
+    fn characters_cut_by_reads_pass_whole() {
+        assert_eq!(
+            read("caf\u{e9} \u{1F600}!".as_bytes()),
+            ("caf\u{e9} \u{1F600}!".into(), None)
+        );
+    }
+
+    #[test]
+    fn the_first_bad_byte_is_named_after_everything_before_it() {
+        let (_, fault) = read(b"ab\xe9cd");
+        assert_eq!(
+            fault,
+            Some(NotUtf8 {
+                offset: 12,
+                byte: 0xe9
+            })
+        );
+        // A character the input cuts short.
+        let (_, fault) = read(b"abc\xf0\x9f\x98");
+        assert_eq!(
+            fault,
+            Some(NotUtf8 {
+                offset: 13,
+                byte: 0xf0
+            })
+        );
+        let mut checked = checked(Trickle(b"ok\n\xff"), 0);
+        let mut line = String::new();
+        assert_eq!(checked.read_line(&mut line).unwrap(), 3);
+        assert!(checked.read_line(&mut line).is_err());
+    }
+}
