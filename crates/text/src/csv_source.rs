@@ -103,7 +103,25 @@ impl CsvSource {
         };
         let mut header = Vec::new();
         loop {
-            match source.fields.next().map_err(|e| source.field_error(e, 0))? {
+            let next = source.fields.next();
+            // Record 0 is the header.
+            let next = next.map_err(|e| match source.field_error(e, header.len()) {
+                TextError::Syntax {
+                    record: _,
+                    input,
+                    line,
+                    column,
+                    expected,
+                } => TextError::Syntax {
+                    input,
+                    line,
+                    column,
+                    record: 0,
+                    expected,
+                },
+                other => other,
+            });
+            match next? {
                 None => break,
                 Some(end) => {
                     let name = source.text(0, header.len())?.to_owned();

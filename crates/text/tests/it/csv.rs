@@ -99,4 +99,9 @@ fn header_must_fit() {
          [\"a\", \"x\"] (choose the columns with --columns / TextConfig::new)"
     );
     assert!(read(b"", TextConfig::new(["a"])).is_err());
+    let error = read(b"a,\"\xff\"\n", TextConfig::new(["a"])).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "t.csv:1:2: record 0: UTF-8 text, found byte 0xff at byte offset 3"
+    );
 }
