@@ -162,8 +162,8 @@ impl CsvSource {
         }
     }
 
-    /// A field that could not be read, of field `field` (0-based) of
-    /// record `record`.
+    /// The error of field `field` (0-based) of the current record, which
+    /// could not be read.
     fn field_error(&self, error: FieldError, field: usize) -> TextError {
         // Before a record's first field, the record is the next one.
         let record = self.place.records + u64::from(field == 0);
