@@ -20,9 +20,11 @@
 //! regions starts that much later.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
+
+use ringpipe_pipeline::{SplitPlan, SplitPoint};
 
 use crate::config::{XmlConfig, TOKEN_SLACK};
 use crate::document::Document;
@@ -64,167 +66,58 @@ pub(crate) fn splittable(path: &Path) -> io::Result<bool> {
     }
 }
 
+impl SplitPoint for Boundary {
+    fn offset(&self) -> u64 {
+        self.at.offset()
+    }
+}
+
 /// The split points of one file, found on a thread of their own.
-pub(crate) struct Plan {
-    /// Boundary `k` lies at or after `targets[k]`.
-    targets: Vec<u64>,
-    found: Mutex<Found>,
-    changed: Condvar,
-}
+pub(crate) type Plan = SplitPlan<Boundary>;
 
-#[derive(Default)]
-struct Found {
-    boundaries: Vec<Boundary>,
-    /// The scan ended: no more boundaries will come.
-    done: bool,
-}
+/// The bytes of one region.
+pub(crate) type RegionReader = ringpipe_pipeline::RegionReader<Boundary>;
 
-impl Plan {
-    /// Starts planning `regions` regions of the plain UTF-8 file at `path`
-    /// of `size` bytes: boundary `k` is the first record that starts at or
-    /// after `(k + 1) / regions` of its bytes. Fewer are found when the
-    /// records run out first, or when the markup before a target is
-    /// malformed (the region that reads it reports that in full).
-    ///
-    /// # Errors
-    ///
-    /// The file cannot be opened.
-    pub(crate) fn start(
-        path: &Path,
-        size: u64,
-        config: &XmlConfig,
-        regions: usize,
-    ) -> io::Result<Arc<Plan>> {
-        let file = File::open(path)?;
-        let plan = Arc::new(Plan {
-            targets: (1..regions as u64)
-                .map(|k| size / regions as u64 * k)
-                .collect(),
-            found: Mutex::new(Found::default()),
-            changed: Condvar::new(),
-        });
-        let planner = Arc::clone(&plan);
-        let config = config.clone();
-        std::thread::Builder::new()
-            .name("ringpipe-plan".into())
-            .spawn(move || planner.scan(file, &config))?;
-        Ok(plan)
-    }
-
-    /// Offset at or after which boundary `k` lies.
-    pub(crate) fn target(&self, k: usize) -> u64 {
-        self.targets[k]
-    }
-
-    /// Boundary `k`, waiting for the scan to find it; `None` when the scan
-    /// ended without it.
-    pub(crate) fn boundary(&self, k: usize) -> Option<Boundary> {
-        let found = self.found.lock().unwrap_or_else(|e| e.into_inner());
-        let found = self
-            .changed
-            .wait_while(found, |f| f.boundaries.len() <= k && !f.done)
-            .unwrap_or_else(|e| e.into_inner());
-        found.boundaries.get(k).cloned()
-    }
-
-    fn scan(&self, file: File, config: &XmlConfig) {
-        // Whatever ends the scan, even a panic, must wake the regions
-        // waiting for a boundary.
-        let _done = FinishOnDrop(self);
-        let prepared = input::prepare(Box::new(file), false);
-        if let Ok(prepared) = prepared {
-            let limits = config.limits();
-            let window = Window::new(
-                prepared.reader,
-                prepared.start,
-                limits.max_value_bytes + TOKEN_SLACK,
-                limits.max_value_bytes as u64,
-            );
-            let planner = Planner::new(window, config);
-            let started = std::time::Instant::now();
-            planner.find(self.targets.iter().copied(), |boundary| {
-                log::debug!(
-                    "split plan: a region starts at byte {} (record {}), found in {:?}",
-                    boundary.at.offset(),
-                    boundary.records_before + 1,
-                    started.elapsed()
-                );
-                let mut found = self.found.lock().unwrap_or_else(|e| e.into_inner());
-                found.boundaries.push(boundary);
-                self.changed.notify_all();
-            });
-        }
-    }
-}
-
-/// Marks the plan done when the scan ends.
-struct FinishOnDrop<'a>(&'a Plan);
-
-impl Drop for FinishOnDrop<'_> {
-    fn drop(&mut self) {
-        let mut found = self.0.found.lock().unwrap_or_else(|e| e.into_inner());
-        found.done = true;
-        self.0.changed.notify_all();
-    }
-}
-
-/// The bytes of one region: from its start up to the next region's
-/// boundary, which may not be known yet when reading starts.
-pub(crate) struct RegionReader {
-    file: File,
-    /// Offset of the next byte `file` reads.
-    at: u64,
-    end: End,
-}
-
-enum End {
-    /// Read to this offset, or to the end of the file.
-    Known(Option<u64>),
-    /// Read freely up to the plan's target for boundary `k`; past it, wait
-    /// for the boundary.
-    Planned(Arc<Plan>, usize),
-}
-
-impl RegionReader {
-    /// The file at `path` from offset `from`, up to boundary `next` of
-    /// `plan` (or to its end).
-    pub(crate) fn new(
-        path: &Path,
-        from: u64,
-        next: Option<(Arc<Plan>, usize)>,
-    ) -> io::Result<Self> {
-        let mut file = File::open(path)?;
-        file.seek(SeekFrom::Start(from))?;
-        let end = match next {
-            Some((plan, k)) => End::Planned(plan, k),
-            None => End::Known(None),
+/// Starts planning `regions` regions of the plain UTF-8 file at `path` of
+/// `size` bytes: boundary `k` is the first record that starts at or after
+/// `(k + 1) / regions` of its bytes. Fewer are found when the records run
+/// out first, or when the markup before a target is malformed (the region
+/// that reads it reports that in full).
+///
+/// # Errors
+///
+/// The file cannot be opened.
+pub(crate) fn plan(
+    path: &Path,
+    size: u64,
+    config: &XmlConfig,
+    regions: usize,
+) -> io::Result<Arc<Plan>> {
+    let file = File::open(path)?;
+    let config = config.clone();
+    Plan::start(size, 0, regions, move |targets, found| {
+        let Ok(prepared) = input::prepare(Box::new(file), false) else {
+            return;
         };
-        Ok(RegionReader {
-            file,
-            at: from,
-            end,
-        })
-    }
-}
-
-impl Read for RegionReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let mut len = buf.len() as u64;
-        if let End::Planned(plan, k) = &self.end {
-            let target = plan.target(*k);
-            if self.at < target {
-                len = len.min(target - self.at);
-            } else {
-                self.end = End::Known(plan.boundary(*k).map(|b| b.at.offset()));
-            }
-        }
-        if let End::Known(Some(end)) = self.end {
-            len = len.min(end.saturating_sub(self.at));
-        }
-        let n = self.file.read(&mut buf[..len as usize])?;
-        self.at += n as u64;
-        Ok(n)
-    }
+        let limits = config.limits();
+        let window = Window::new(
+            prepared.reader,
+            prepared.start,
+            limits.max_value_bytes + TOKEN_SLACK,
+            limits.max_value_bytes as u64,
+        );
+        let planner = Planner::new(window, &config);
+        let started = std::time::Instant::now();
+        planner.find(targets.iter().copied(), |boundary| {
+            log::debug!(
+                "split plan: a region starts at byte {} (record {}), found in {:?}",
+                boundary.at.offset(),
+                boundary.records_before + 1,
+                started.elapsed()
+            );
+            found(boundary);
+        });
+    })
 }
 
 /// A region that has not started yet: it starts at boundary `k - 1` once
