@@ -5,9 +5,9 @@
 //! so the split points are found by the crate's own lexer and the same
 //! document bookkeeping the parser keeps; only a record's content, which
 //! cannot hold another record's start, is passed over without tokens
-//! ([`skim`](crate::skim)). That yields the exact parser state at each split point: the open
-//! elements, the entities the DOCTYPE declared, the line and column, and
-//! the number of records before it. Every region but the last checks at its
+//! ([`skim`](crate::skim)). That yields the exact parser state at each
+//! split point: the open elements, the entities the DOCTYPE declared, the
+//! line and column, and the number of records before it. Every region but the last checks at its
 //! end that the elements open there are the ones the plan found.
 //!
 //! The plan is made on a thread of its own while the first region already
