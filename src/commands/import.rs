@@ -31,37 +31,48 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         true => ends::table_columns(&args)?,
         false => args.columns.clone(),
     };
+    // A part import opens the regions of every part (their records count
+    // in the whole file) and runs its own.
+    let parts = args.part.map_or(1, |p| p.count as usize);
+    let wanted = regions(&args) * parts;
     match ends::format(&args) {
         FormatArg::Csv => {
-            let csv = ends::csv(&args, &columns)?;
-            return load(args, columns, vec![csv], None);
+            let csv = ends::csv(&args, &columns, wanted)?;
+            check_split(&args, csv.len())?;
+            return load(args, columns, csv, None);
         }
         FormatArg::Jsonl => {
-            let jsonl = ends::jsonl(&args, &columns)?;
-            return load(args, columns, vec![jsonl], None);
+            let jsonl = ends::jsonl(&args, &columns, wanted)?;
+            check_split(&args, jsonl.len())?;
+            return load(args, columns, jsonl, None);
         }
         FormatArg::Xml => {}
     }
     let xml = xml_config(&args, &columns)?;
-    // A part import opens the regions of every part (their records count
-    // in the whole file) and runs its own.
+    let regions = XmlSource::open_regions(&args.file, xml, wanted)?;
+    check_split(&args, regions.len())?;
+    let usage = regions[0].column_usage();
+    load(args, columns, regions, Some(usage))
+}
+
+/// Refuses a part import of an input that could not be cut into regions
+/// (`got` of them); notes when one region reads what was to be several.
+fn check_split(args: &ImportArgs, got: usize) -> Result<(), CliError> {
     let parts = args.part.map_or(1, |p| p.count as usize);
-    let regions = XmlSource::open_regions(&args.file, xml, regions(&args) * parts)?;
-    if parts > 1 && regions.len() < self::regions(&args) * parts {
+    if parts > 1 && got < regions(args) * parts {
         return Err(CliError::Usage(format!(
             "--part: {} cannot be cut into parts (gzip, or not UTF-8); \
              decompress it or convert it to UTF-8 first",
             args.file.display()
         )));
     }
-    if regions.len() < self::regions(&args) {
+    if got < regions(args) {
         log::info!(
             "{}: gzip, stdin or not UTF-8: read as one region",
             args.file.display()
         );
     }
-    let usage = regions[0].column_usage();
-    load(args, columns, regions, Some(usage))
+    Ok(())
 }
 
 /// Imports `regions` into the URL's server (nowhere on a dry run) and

@@ -187,6 +187,7 @@ mod qname;
 mod record;
 mod region;
 mod shape;
+mod skim;
 mod source;
 mod stream;
 mod tag;
