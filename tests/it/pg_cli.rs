@@ -166,7 +166,7 @@ fn pg_cli_bad_records_go_to_the_reject_file() {
     for i in 1..=50 {
         match i {
             20 => text.push_str("20,sku-20,twenty,abc\n"), // 22P02 numeric
-            30 => text.push_str("30,sku-1,thirty,1.00\n"), // 23505 sku taken by 1
+            30 => text.push_str("30,sku-taken,thirty,1.00\n"), // 23505: a row already there
             _ => text.push_str(&format!("{i},sku-{i},n{i},{i}.50\n")),
         }
     }
@@ -174,6 +174,10 @@ fn pg_cli_bad_records_go_to_the_reject_file() {
     let rejects = dir.path().join("rejects.tsv");
     let table = "pgsink_cli_rejects";
     let _tables = PgTables::new(&[table]);
+    pg().batch_execute(
+        "INSERT INTO pgsink_cli_rejects (id, sku, name) VALUES (1000, 'sku-taken', 'x')",
+    )
+    .unwrap();
     let out = ringpipe(&[
         "import",
         csv.to_str().unwrap(),
@@ -206,7 +210,7 @@ fn pg_cli_bad_records_go_to_the_reject_file() {
         lines.contains("22P02") && lines.contains("23505"),
         "{lines}"
     );
-    assert_eq!(PgTables::hash(table).0, 48);
+    assert_eq!(PgTables::hash(table).0, 49);
 }
 
 #[test]
