@@ -38,7 +38,9 @@ pub enum CopyFormat {
 }
 
 /// The destination of a PostgreSQL import: server, table, columns, mode.
-#[derive(Debug, Clone)]
+///
+/// `Debug` does not show the URL, which may hold a password.
+#[derive(Clone)]
 pub struct PgConfig {
     /// `postgres://user[:password]@host[:port]/database` (or `postgresql://`).
     pub url: String,
@@ -56,6 +58,21 @@ pub struct PgConfig {
     pub max_bad: u64,
     /// Where bad records go, one line each with the reason.
     pub reject_file: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for PgConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgConfig")
+            .field("url", &"(hidden)")
+            .field("table", &self.table)
+            .field("columns", &self.columns)
+            .field("mode", &self.mode)
+            .field("format", &self.format)
+            .field("init_commands", &self.init_commands)
+            .field("max_bad", &self.max_bad)
+            .field("reject_file", &self.reject_file)
+            .finish()
+    }
 }
 
 impl PgConfig {
@@ -156,5 +173,11 @@ mod tests {
         assert_eq!(config.get_dbname(), Some("test"));
         let error = driver_config("postgres://u:secret@h:notaport/db").unwrap_err();
         assert!(!error.to_string().contains("secret"), "{error}");
+        let config = PgConfig::new("postgres://u:secret@h/db?password=secret", "t", &["a"]);
+        let debug = format!("{config:?}");
+        assert!(
+            !debug.contains("secret") && debug.contains("\"t\""),
+            "{debug}"
+        );
     }
 }
