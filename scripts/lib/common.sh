@@ -4,7 +4,7 @@
 #   . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 #
 # Provides: RINGPIPE_ROOT, log, warn, die, have, now_s, as_root, parse_mysql_url,
-# db_sql, db_server_pid, db_socket, db_sql_socket, proc_cpu_ticks.
+# db_sql, db_server_pid, db_socket, db_sql_socket, proc_cpu_ticks, json_field.
 
 # Absolute path of the repository root (this file lives in <root>/scripts/lib).
 RINGPIPE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
@@ -93,3 +93,6 @@ proc_cpu_ticks() {
     # The command name (field 2) may hold spaces: count from after its ')'.
     sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
 }
+
+# json_field FILE FIELD: a top-level field of an import's --json report (0 if none).
+json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2], 0))' "$1" "$2"; }
