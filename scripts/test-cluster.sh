@@ -54,7 +54,7 @@ on_node() {
 drop_tables() {
     local t
     for t in "${TABLES[@]}"; do
-        on_node 0 -e "DROP TABLE IF EXISTS \`$t\`"
+        on_node 0 -e "DROP TABLE IF EXISTS \`$t\`" || warn "could not drop $t"
         on_node 0 -e "DELETE FROM ringpipe_checkpoint WHERE target_table = '$t'" 2>/dev/null || true
     done
 }

@@ -94,5 +94,10 @@ proc_cpu_ticks() {
     sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
 }
 
-# json_field FILE FIELD: a top-level field of an import's --json report (0 if none).
-json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2], 0))' "$1" "$2"; }
+# json_field FILE FIELD: a number of an import's --json report, a one-line
+# object whose other numbers sit at the top level too (0 if FIELD is absent).
+json_field() {
+    local value
+    value=$(grep -o "\"$2\":[-0-9.eE+]*" "$1" | head -n 1 | cut -d: -f2)
+    printf '%s\n' "${value:-0}"
+}
