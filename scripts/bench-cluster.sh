@@ -7,8 +7,8 @@
 #   2. three importers, `--part i/3`, importer i into node i+1;
 #   3. three importers, `--part i/3`, all into node 1.
 # Each into a fresh table (galera_bench, dropped at the end), default shards and batches; the
-# wall time runs from the first start to the last exit. Prints one Markdown table row per
-# case. One round on whatever else the machine is doing: a figure to compare the cases
+# wall time runs from the first start until the last importer exited and every node applied
+# every row (a read with wsrep_sync_wait on each). Prints one Markdown table row per case. One round on whatever else the machine is doing: a figure to compare the cases
 # with, not a benchmark.
 set -euo pipefail
 
@@ -29,9 +29,13 @@ readonly BIN="${CARGO_TARGET_DIR:-$RINGPIPE_ROOT/target}/release/ringpipe"
 mkdir -p "$WORK"
 [[ -s $FILE ]] || "$BIN" gen --rows "$ROWS" --out "$FILE"
 
+# sql [NODE] ARGS...: the client on node NODE (0-based, default 0); reads
+# wait until the node applied what the cluster committed before.
 sql() {
-    parse_mysql_url "${URLS[0]}"
-    db_sql "$@"
+    local node=0
+    [[ ${1:-} =~ ^[0-2]$ ]] && { node=$1; shift; }
+    parse_mysql_url "${URLS[node]}"
+    db_sql --init-command="SET SESSION wsrep_sync_wait = 1" "$@"
 }
 
 fresh() {
@@ -57,8 +61,11 @@ run() {
         pids+=($!)
     done
     for i in "${pids[@]}"; do wait "$i" || die "$name: an importer failed"; done
+    for i in 0 1 2; do
+        [[ $(sql "$i" -e "SELECT COUNT(*) FROM \`$TABLE\`") == "$ROWS" ]] ||
+            die "$name: node $((i + 1)) does not hold $ROWS rows"
+    done
     t1=$(date +%s.%N)
-    [[ $(sql -e "SELECT COUNT(*) FROM \`$TABLE\`") == "$ROWS" ]] || die "$name: not $ROWS rows"
     awk -v name="$name" -v rows="$ROWS" -v t0="$t0" -v t1="$t1" \
         'BEGIN { printf "| %s | %d | %.1f s | %.0f rows/s |\n", name, rows, t1 - t0, rows / (t1 - t0) }'
 }
