@@ -23,7 +23,9 @@
 # server runs as root, and would need data directories that user can write).
 #
 # Knobs: RINGPIPE_GALERA_PORT (first SQL port, default 3311; Galera and IST ports are 4571..
-#        and 4581.., all shifted together by tens until nine free ports are found),
+#        and 4581.., all shifted together by steps of 20 until nine free ports are found:
+#        another checkout's cluster takes the next set, whose ports never meet this one's,
+#        not even the IST ports that listen only during a transfer),
 #        RINGPIPE_GALERA_GCACHE (default 512M), RINGPIPE_GALERA_START_TIMEOUT (seconds a
 #        node may take to be synced, default 180).
 set -euo pipefail
@@ -95,7 +97,7 @@ ensure_packages() {
 }
 
 # load_ports: the recorded ports when a node runs or all are free, else the
-# first free set from RINGPIPE_GALERA_PORT on, shifted by tens.
+# first free set from RINGPIPE_GALERA_PORT on, shifted by steps of 20.
 load_ports() {
     local i running="" shift_by port free
     if [[ -f $PORTS_FILE ]]; then
@@ -103,7 +105,7 @@ load_ports() {
         for i in "${NODES[@]}"; do node_pid "$i" >/dev/null && running=1; done
         [[ -n $running ]] && return 0
     fi
-    for ((shift_by = 0; shift_by < 200; shift_by += 10)); do
+    for ((shift_by = 0; shift_by < 400; shift_by += 20)); do
         if [[ -z $SQL_BASE || $shift_by -gt 0 ]]; then
             SQL_BASE=$((FIRST_SQL_PORT - 1 + shift_by))
             GCOMM_BASE=$((4570 + shift_by))
@@ -119,7 +121,7 @@ load_ports() {
             printf '%s %s %s\n' "$SQL_BASE" "$GCOMM_BASE" "$IST_BASE" >"$PORTS_FILE"
             return 0
         fi
-        log "ports from $((SQL_BASE + 1)) / $((GCOMM_BASE + 1)) / $((IST_BASE + 1)) are taken; shifting by 10"
+        log "ports from $((SQL_BASE + 1)) / $((GCOMM_BASE + 1)) / $((IST_BASE + 1)) are taken; shifting by 20"
     done
     die "no nine free ports found from $FIRST_SQL_PORT on"
 }
