@@ -234,7 +234,7 @@ conflict_round() {
         node=0
         [[ $side == b ]] && node=1
         "$BIN" import "$WORK/conflict-$side.xml" --url "${URLS[node]}" --table galera_conflict \
-            --row product --mode upsert --part 0/1 --batch-rows 100 --retry-for 120 --json \
+            --row product --mode upsert --part 0/1 --batch-rows 50 --retry-for 120 --json \
             >"$WORK/galera_conflict-$side.json" 2>"$WORK/galera_conflict-$side.log" &
         pids[node]=$!
     done
