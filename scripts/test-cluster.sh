@@ -33,7 +33,7 @@ readonly ROWS="${RINGPIPE_CLUSTER_ROWS:-120000}"
 readonly CONFLICT_ROWS=20000
 readonly PARTS=3
 readonly WORK="$RINGPIPE_ROOT/target/cluster-test"
-readonly FILE="$WORK/products.xml"
+readonly FILE="$WORK/products-$ROWS.xml"
 readonly TABLES=(galera_ref galera_parts galera_kill galera_restart galera_conflict galera_conflict_ref)
 
 mapfile -t URLS < <(scripts/galera.sh start)
@@ -52,8 +52,12 @@ on_node() {
     db_sql --init-command="SET SESSION wsrep_sync_wait = 1" "$@"
 }
 
-drop_tables() {
-    local t
+# clean_up: on exit, the importers this script started and still runs (a
+# failure mid-scenario leaves some) are stopped, then the tables dropped.
+clean_up() {
+    local t pid
+    for pid in $(jobs -p); do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
     for t in "${TABLES[@]}"; do
         on_node 0 -e "DROP TABLE IF EXISTS \`$t\`" || warn "could not drop $t"
         on_node 0 -e "DELETE FROM ringpipe_checkpoint WHERE target_table = '$t'" 2>/dev/null || true
@@ -153,7 +157,7 @@ again() {
 
 mkdir -p "$WORK"
 rm -f "$WORK"/*.json "$WORK"/*.log "$WORK"/*.out
-trap drop_tables EXIT
+trap clean_up EXIT
 [[ -s $FILE ]] || "$BIN" gen --rows "$ROWS" --out "$FILE"
 
 # The reference: one process, one node.
