@@ -130,7 +130,10 @@ fn load<S: Source>(
         let path = prepared.map_or("none".into(), |p| format!("{:?}", p.write_path()));
         let rejected = prepared.map_or(0, |p| p.rejected());
         let mut report = report(&args, region_count, &path, &summary, rejected, server);
-        (report.reconnects, report.timeouts) = prepared.map_or((0, 0), |p| p.recoveries());
+        let recoveries = prepared.map(|p| p.recoveries()).unwrap_or_default();
+        report.reconnects = recoveries.reconnects;
+        report.timeouts = recoveries.timeouts;
+        report.conflicts = recoveries.conflicts;
         report
     };
     let report = report.unfilled(usage.map_or_else(Vec::new, |u| u.unfilled()));
@@ -445,6 +448,7 @@ fn report(
         rewinds: summary.rewinds,
         reconnects: 0,
         timeouts: 0,
+        conflicts: 0,
         seconds: summary.elapsed.as_secs_f64(),
         rows_per_second: ImportReport::rate(summary.rows_written, summary.elapsed),
         peak_rss_mib: peak_rss_mib(),

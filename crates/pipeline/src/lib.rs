@@ -19,6 +19,7 @@ mod import;
 mod ownership;
 mod regions;
 mod resume;
+mod retry;
 mod row;
 mod runner;
 mod sink;
