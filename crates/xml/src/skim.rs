@@ -71,6 +71,11 @@ fn ensure(window: &mut Window, n: usize) -> Option<&[u8]> {
     (data.len() >= 2).then_some(data)
 }
 
+/// Bytes of a character that a read may cut: the window checks UTF-8 from
+/// its first unchecked byte, so the start of a cut character must stay in
+/// it until the next read completes the character.
+const CUT_CHARACTER: usize = 3;
+
 /// Consumes input up to the first place `find` reports, keeping the last
 /// `keep` bytes of each window across reads (a pattern split by a read).
 fn seek(window: &mut Window, find: impl Fn(&[u8]) -> Option<usize>, keep: usize) -> Option<()> {
@@ -80,7 +85,7 @@ fn seek(window: &mut Window, find: impl Fn(&[u8]) -> Option<usize>, keep: usize)
             window.consume(at);
             return Some(());
         }
-        window.consume(data.len().saturating_sub(keep));
+        window.consume(data.len().saturating_sub(keep.max(CUT_CHARACTER)));
         if !window.fill().ok()? {
             return None;
         }
@@ -133,6 +138,9 @@ mod tests {
         let input = crate::window::tests::trickle(xml.as_bytes(), step);
         let mut window = Window::new(input, 0, 1 << 20, 1 << 20);
         skip_element(&mut window)?;
+        // What follows is still checked text: a character cut by a read
+        // was kept whole.
+        assert!(window.text(0..window.data().len()).is_ok(), "step {step}");
         let mut rest = Vec::new();
         loop {
             rest.extend_from_slice(window.data());
@@ -147,10 +155,26 @@ mod tests {
 
     #[test]
     fn markup_that_hides_angle_brackets_is_passed_over() {
-        let content = "<a x='>' y=\"/>\">t</a><b/><!-- </r> <x> -->\
-                       <![CDATA[</r><y>]]><?pi </r> ?><r><r/></r>text &amp; more</r>tail";
+        let content = "<a x='>' y=\"/>\">t\u{e9}</a><b/><!-- </r> \u{6f22}<x> -->\
+                       <![CDATA[</r><y>\u{1f389}]]><?pi </r> ?><r><r/></r>caf\u{e9} \u{1f389}\
+                       text &amp; more</r>tail";
         for step in [1, 2, 3, 7, 64, 4096] {
             assert_eq!(rest_after(content, step).as_deref(), Some("tail"), "{step}");
+        }
+    }
+
+    #[test]
+    fn characters_cut_by_reads_stay_whole_while_the_window_moves() {
+        // Longer than the window's buffer, so it moves its bytes while the
+        // skim passes over them, with reads that cut characters.
+        let text = "caf\u{e9} \u{6f22}\u{5b57} \u{1f389} ".repeat(20_000);
+        let content = format!("<a>{text}<b/>{text}</a></r>tail");
+        for step in [7, 4093, 65_537] {
+            assert_eq!(
+                rest_after(&content, step).as_deref(),
+                Some("tail"),
+                "{step}"
+            );
         }
     }
 
