@@ -143,18 +143,20 @@ all_parts() {
     done
 }
 
-# again TABLE: every part once more: exit 0, "already complete", nothing changed.
+# again TABLE [OPTION...]: every part once more, with the options of its first run:
+# exit 0, "already complete", nothing changed.
 again() {
-    local part before
-    before=$(state "$1")
+    local table=$1 part before
+    shift
+    before=$(state "$table")
     for ((part = 0; part < PARTS; part++)); do
-        "$BIN" import "$FILE" --url "${URLS[part]}" --table "$1" --row product \
-            --resume --part "$part/$PARTS" >"$WORK/$1-again-$part.out" 2>&1 ||
-            die "$1: re-running part $part after completion failed; see $WORK/$1-again-$part.out"
-        grep -q 'already complete' "$WORK/$1-again-$part.out" ||
-            die "$1: re-running part $part did not say 'already complete'"
+        "$BIN" import "$FILE" --url "${URLS[part]}" --table "$table" --row product \
+            --resume --part "$part/$PARTS" "$@" >"$WORK/$table-again-$part.out" 2>&1 ||
+            die "$table: re-running part $part after completion failed; see $WORK/$table-again-$part.out"
+        grep -q 'already complete' "$WORK/$table-again-$part.out" ||
+            die "$table: re-running part $part did not say 'already complete'"
     done
-    exact "$1" "$before" "$1 re-run of all parts"
+    exact "$table" "$before" "$table re-run of all parts"
 }
 
 mkdir -p "$WORK"
@@ -205,7 +207,7 @@ read -r part_total _ < <(part_records galera_kill 1)
     die "b: the restarted importer resumed after $(field galera_kill 1 rows_skipped) records, not $killed_at"
 summary galera_kill
 exact galera_kill "$ref" "b. kill -9 and --resume"
-again galera_kill
+again galera_kill "${FAULT_ARGS[@]}"
 
 # c. Node 3 restarted mid-import; its importer carries on by itself.
 fresh galera_restart
@@ -225,7 +227,7 @@ summary galera_restart
     die "c: importer 2 shows no reconnect or no rewind: it never saw its node go"
 log "c. node 3 was restarted while importer 2 wrote to it (its part had $stopped_at records)"
 exact galera_restart "$ref" "c. node restart"
-again galera_restart
+again galera_restart "${FAULT_ARGS[@]}"
 
 # d. Certification conflicts: the same keys upserted through nodes 1 and 2.
 "$BIN" gen --rows "$CONFLICT_ROWS" --out "$WORK/conflict-a.xml"
