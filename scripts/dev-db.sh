@@ -22,6 +22,8 @@ set -euo pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# shellcheck source=SCRIPTDIR/lib/mariadb.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/mariadb.sh"
 
 readonly SYSTEM_HOST=127.0.0.1
 readonly SYSTEM_PORT=3306
@@ -38,12 +40,7 @@ readonly INIT_MARKER="$DEV_DIR/initialized"
 readonly FIRST_PORT="${RINGPIPE_DEV_DB_PORT:-3307}"
 readonly START_TIMEOUT="${RINGPIPE_DEV_DB_START_TIMEOUT:-60}"
 
-# Unix socket paths are limited to ~107 bytes; deep checkouts fall back to /tmp.
-if ((${#DEV_DIR} + 16 <= 100)); then
-    SOCKET="$DEV_DIR/mariadbd.sock"
-else
-    SOCKET="${TMPDIR:-/tmp}/ringpipe-dev-db-$(cksum <<<"$DEV_DIR" | cut -d' ' -f1).sock"
-fi
+SOCKET="$(socket_path "$DEV_DIR" mariadbd)"
 readonly SOCKET
 
 CLIENT=""
@@ -59,23 +56,6 @@ find_client() {
     fi
 }
 
-# First executable found among the arguments (names on PATH or absolute paths).
-find_bin() {
-    local c
-    for c in "$@"; do
-        if [[ $c == /* ]]; then
-            [[ -x $c ]] && { printf '%s\n' "$c"; return 0; }
-        elif have "$c"; then
-            command -v "$c"
-            return 0
-        fi
-    done
-    return 1
-}
-
-server_bin() { find_bin mariadbd /usr/sbin/mariadbd mysqld /usr/sbin/mysqld; }
-install_db_bin() { find_bin mariadb-install-db /usr/bin/mariadb-install-db mysql_install_db /usr/bin/mysql_install_db; }
-
 # sql_tcp HOST PORT USER PASS DB SQL  (DB may be empty). Quiet on success.
 sql_tcp() {
     local host=$1 port=$2 user=$3 pass=$4 db=$5 sql=$6
@@ -86,10 +66,7 @@ sql_tcp() {
 }
 
 # sql_sock SQL: run SQL as root over the private instance's socket.
-sql_sock() {
-    MYSQL_PWD="" "$CLIENT" --no-defaults --protocol=SOCKET --connect-timeout=5 --batch \
-        --skip-column-names -S "$SOCKET" -uroot -e "$1"
-}
+sql_sock() { sock_sql "$SOCKET" "$1"; }
 
 # tcp_greets HOST PORT: does something speaking the MySQL protocol (a version string in
 # its greeting packet) listen there? Used only when no client binary is installed.
@@ -100,10 +77,6 @@ tcp_greets() {
         "$1" "$2" 2>/dev/null | tr -c '[:print:]' '.') || true
     [[ $greeting =~ [0-9]+\.[0-9]+\.[0-9]+ ]]
 }
-
-# port_in_use PORT: does anything accept TCP connections on 127.0.0.1:PORT?
-# shellcheck disable=SC2016 # $0 expands in the inner bash
-port_in_use() { timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"' "$1" 2>/dev/null; }
 
 # ensure_db HOST PORT USER PASS DB: server answers and DB exists (created if missing).
 ensure_db() {
@@ -147,23 +120,7 @@ check_url() {
 
 # ---------------------------------------------------------------- private instance --
 
-# Is PID a mariadbd serving OUR data directory? (Guards against ever touching the
-# system server, or an unrelated process that reused a stale pid.)
-is_our_server() {
-    local pid=$1 cmdline
-    [[ $pid =~ ^[0-9]+$ ]] || return 1
-    kill -0 "$pid" 2>/dev/null || return 1
-    cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
-    [[ $cmdline == *"--datadir=$DATA_DIR "* ]]
-}
-
-private_pid() {
-    local pid
-    [[ -f $PID_FILE ]] || return 1
-    pid=$(<"$PID_FILE")
-    is_our_server "$pid" || return 1
-    printf '%s\n' "$pid"
-}
+private_pid() { pid_of "$PID_FILE" "$DATA_DIR"; }
 
 private_url() { printf 'mysql://root@127.0.0.1:%s/%s\n' "$1" "$DB_NAME"; }
 
@@ -175,67 +132,23 @@ lock_dev_dir() {
     fi
 }
 
-install_packages() {
-    local pkgs=(mariadb-server mariadb-client) policy=/usr/sbin/policy-rc.d added_policy=""
-    have apt-get || die "mariadb-server is not installed and apt-get is unavailable; install it," \
-        "or point RINGPIPE_MYSQL_URL at a server"
-    log "installing ${pkgs[*]} with apt-get (the system service will NOT be started)"
-    # Deny service starts from maintainer scripts while we install.
-    if [[ ! -e $policy ]]; then
-        printf '#!/bin/sh\nexit 101\n' | as_root tee "$policy" >/dev/null
-        as_root chmod 755 "$policy"
-        added_policy=1
-    fi
-    local rc=0
-    {
-        local apt=(env DEBIAN_FRONTEND=noninteractive apt-get -y -q -o DPkg::Lock::Timeout=300 -o Dpkg::Options::=--force-confdef
-            -o Dpkg::Options::=--force-confold)
-        if ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null; then
-            as_root "${apt[@]}" update >&2 </dev/null || true
-        fi
-        if ! as_root "${apt[@]}" install --no-install-recommends "${pkgs[@]}" >&2 </dev/null; then
-            log "install failed; refreshing package lists and retrying"
-            as_root "${apt[@]}" update >&2 </dev/null &&
-                as_root "${apt[@]}" install --no-install-recommends "${pkgs[@]}" >&2 </dev/null
-        fi
-    } || rc=$?
-    [[ -n $added_policy ]] && as_root rm -f "$policy"
-    ((rc == 0)) || die "apt-get install ${pkgs[*]} failed (exit $rc)"
-}
-
 init_datadir() {
     [[ -f $INIT_MARKER && -d $DATA_DIR/mysql ]] && return 0
-    local install_db user_args=()
-    install_db=$(install_db_bin) || die "mariadb-install-db not found"
-    [[ $(id -u) -eq 0 ]] && user_args=(--user="$(id -un)")
-    log "initialising data directory $DATA_DIR"
-    rm -rf "$DATA_DIR" "$INIT_MARKER"
-    mkdir -p "$DATA_DIR"
-    if ! "$install_db" --no-defaults --auth-root-authentication-method=normal \
-        --skip-name-resolve --datadir="$DATA_DIR" "${user_args[@]}" \
-        >"$DEV_DIR/install-db.log" 2>&1 </dev/null; then
-        tail -n 30 "$DEV_DIR/install-db.log" >&2
-        die "mariadb-install-db failed; full log: $DEV_DIR/install-db.log"
-    fi
+    rm -f "$INIT_MARKER"
+    mariadb_init_datadir "$DATA_DIR" "$DEV_DIR/install-db.log"
     touch "$INIT_MARKER"
 }
 
 # launch PORT: start mariadbd in the background, detached from this script.
 launch() {
-    local port=$1 server user_args=()
-    server=$(server_bin) || die "mariadbd not found"
-    [[ $(id -u) -eq 0 ]] && user_args=(--user="$(id -un)")
+    local port=$1
     rm -f "$PID_FILE"
     printf '%s\n' "$port" >"$PORT_FILE"
     : >"$ERR_LOG"
-    # setsid+nohup: outlive this script and its terminal. All fds are redirected (and the
-    # lock fd 9 closed) so that callers capturing our stdout see EOF when we exit.
-    setsid nohup "$server" --no-defaults --datadir="$DATA_DIR" --socket="$SOCKET" \
-        --port="$port" --bind-address=127.0.0.1 "${user_args[@]}" --local-infile=1 \
+    launch_mariadbd "$OUT_LOG" --no-defaults --datadir="$DATA_DIR" --socket="$SOCKET" \
+        --port="$port" --bind-address=127.0.0.1 --local-infile=1 \
         --max-allowed-packet=64M --innodb-buffer-pool-size=512M --skip-log-bin \
-        --skip-name-resolve --pid-file="$PID_FILE" --log-error="$ERR_LOG" \
-        </dev/null >>"$OUT_LOG" 2>&1 9>&- &
-    LAUNCHED_PID=$!
+        --skip-name-resolve --pid-file="$PID_FILE" --log-error="$ERR_LOG"
 }
 
 # wait_ready PID: 0 = answers on the socket, 1 = process died, 2 = timed out.
@@ -250,20 +163,9 @@ wait_ready() {
 }
 
 configure_private() {
-    local port=$1 anon
-    sql_sock "CREATE DATABASE IF NOT EXISTS \`$DB_NAME\`" >&2
-    # Anonymous accounts shadow user@% accounts; the test server does not need them.
-    while IFS= read -r anon; do
-        sql_sock "DROP USER IF EXISTS ''@'$anon'" >&2
-    done < <(sql_sock "SELECT Host FROM mysql.user WHERE User = ''")
-    local h
-    for h in localhost 127.0.0.1 ::1; do
-        sql_sock "CREATE USER IF NOT EXISTS 'root'@'$h';
-                  ALTER USER 'root'@'$h' IDENTIFIED BY '';
-                  GRANT ALL PRIVILEGES ON *.* TO 'root'@'$h' WITH GRANT OPTION;" >&2
-    done
-    ensure_db 127.0.0.1 "$port" root "" "$DB_NAME" ||
-        die "private instance answers on its socket but not over TCP port $port"
+    open_root "$SOCKET" "$DB_NAME"
+    ensure_db 127.0.0.1 "$1" root "" "$DB_NAME" ||
+        die "private instance answers on its socket but not over TCP port $1"
 }
 
 ensure_private() {
@@ -290,7 +192,7 @@ ensure_private() {
 
     find_client
     if [[ -z $CLIENT ]] || ! server_bin >/dev/null || ! install_db_bin >/dev/null; then
-        install_packages
+        apt_install mariadb-server mariadb-client
         find_client
         [[ -n $CLIENT ]] || die "no mariadb client after installing mariadb-client"
     fi
@@ -332,23 +234,14 @@ ensure_private() {
 
 stop_private() {
     lock_dev_dir
-    local pid i
+    local pid
     if ! pid=$(private_pid); then
         log "private MariaDB is not running"
         rm -f "$PID_FILE" "$URL_FILE"
         return 0
     fi
     log "stopping private MariaDB (pid $pid)"
-    # SIGTERM is mariadbd's normal, clean shutdown.
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 120; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.5
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        warn "pid $pid ignored SIGTERM for 60 s; sending SIGKILL"
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
+    stop_mariadbd "$pid" "private MariaDB"
     rm -f "$PID_FILE" "$URL_FILE"
     log "stopped"
 }

@@ -59,8 +59,6 @@ landed() {
     (( $2 < rows )) || die "$1: the import had committed all $rows rows before the fault: it did not land mid-import"
     log "$1: landed after $2 of $rows rows"
 }
-# json_field FILE FIELD: a number from an import's --json report (0 if none).
-json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2], 0))' "$1" "$2"; }
 uptime_s() { db_sql -e "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'"; }
 # wait_rows PID TABLE N: until TABLE holds N rows (or PID ended), so that faults
 # land mid-import whatever the machine's speed.

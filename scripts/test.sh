@@ -8,7 +8,9 @@
 #               scripts/dev-pg.sh -> RINGPIPE_TEST_PG_URL (likewise for PostgreSQL)
 #   4. test     cargo test --workspace --locked   (unit, integration, doc tests, examples),
 #               then a check that the tests left no table behind in the test database
-#   5. loom     loom model tests of ringpipe-ring (--cfg loom, own target dir target/loom)
+#   5. cluster  scripts/test-cluster.sh: `--part i/3` into a three-node MariaDB Galera cluster
+#               (scripts/galera.sh, under target/galera/, left running for reuse), ~2 min
+#   6. loom     loom model tests of ringpipe-ring (--cfg loom, own target dir target/loom)
 #   (benches and examples are compiled and linted by step 2, clippy --all-targets;
 #    building them again in the release profile cost ~8 minutes for nothing)
 #
@@ -22,7 +24,7 @@ cd "$RINGPIPE_ROOT"
 
 export RUST_BACKTRACE="${RUST_BACKTRACE:-1}"
 
-readonly TOTAL_STEPS=5
+readonly TOTAL_STEPS=6
 STEP=0
 SUMMARY=()
 T_START=$(now_s)
@@ -127,6 +129,7 @@ else
 fi
 step db get_db
 step test tests_leave_nothing
+step cluster scripts/test-cluster.sh
 step loom loom_tests
 
 joined=$(printf '%s, ' "${SUMMARY[@]}")

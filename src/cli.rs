@@ -61,7 +61,8 @@ pub struct ImportArgs {
     /// CSV field delimiter (one ASCII character).
     #[arg(help_heading = "Input", long, default_value_t = ',')]
     pub delimiter: char,
-    /// CSV fields equal to this are NULL (default: none; empty is empty).
+    /// Unquoted CSV fields equal to this are NULL; a quoted one stays text,
+    /// as in PostgreSQL's CSV (default: none; empty is empty).
     #[arg(help_heading = "Input", long)]
     pub null_string: Option<String>,
     /// Server URL, `mysql://user[:password]@host[:port]/database` or

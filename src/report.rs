@@ -33,6 +33,9 @@ pub struct ImportReport {
     pub reconnects: u64,
     /// Reads or writes that timed out (`--net-timeout`).
     pub timeouts: u64,
+    /// Batches the server rolled back as a deadlock victim or, on Galera,
+    /// for a certification conflict (MySQL error 1213), then replayed.
+    pub conflicts: u64,
     /// Wall time.
     pub seconds: f64,
     /// Committed rows per second.
@@ -107,8 +110,8 @@ impl fmt::Display for ImportReport {
         writeln!(f, "  rows rejected   {}", self.rows_rejected)?;
         writeln!(
             f,
-            "  rewinds         {} (reconnects {}, timeouts {})",
-            self.rewinds, self.reconnects, self.timeouts
+            "  rewinds         {} (reconnects {}, timeouts {}, conflicts {})",
+            self.rewinds, self.reconnects, self.timeouts, self.conflicts
         )?;
         writeln!(f, "  time            {:.2} s", self.seconds)?;
         writeln!(f, "  rate            {:.0} rows/s", self.rows_per_second)?;

@@ -4,7 +4,7 @@
 #   . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 #
 # Provides: RINGPIPE_ROOT, log, warn, die, have, now_s, as_root, parse_mysql_url,
-# db_sql, db_server_pid, db_socket, db_sql_socket, proc_cpu_ticks.
+# db_sql, db_server_pid, db_socket, db_sql_socket, proc_cpu_ticks, json_field.
 
 # Absolute path of the repository root (this file lives in <root>/scripts/lib).
 RINGPIPE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
@@ -92,4 +92,12 @@ proc_cpu_ticks() {
     [[ -n "$1" && -r "/proc/$1/stat" ]] || return 0
     # The command name (field 2) may hold spaces: count from after its ')'.
     sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
+}
+
+# json_field FILE FIELD: a number of an import's --json report, a one-line
+# object whose other numbers sit at the top level too (0 if FIELD is absent).
+json_field() {
+    local value
+    value=$(grep -o "\"$2\":[-0-9.eE+]*" "$1" | head -n 1 | cut -d: -f2)
+    printf '%s\n' "${value:-0}"
 }

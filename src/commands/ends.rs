@@ -4,7 +4,7 @@
 
 use ringpipe_mysql::WritePath;
 use ringpipe_postgres::{is_postgres_url, CopyFormat, Mode, PgConfig};
-use ringpipe_text::{CsvSource, Format, JsonlSource, TextConfig};
+use ringpipe_text::{CsvSource, Format, JsonlSource, TextConfig, TextError};
 
 use crate::cli::{FormatArg, ImportArgs, ModeArg, WritePathArg};
 use crate::error::CliError;
@@ -32,9 +32,6 @@ pub fn check_args(args: &ImportArgs) -> Result<(), CliError> {
     }
     if !postgres && copy {
         return usage("--write-path copy-binary|copy-text is for a postgres:// URL");
-    }
-    if postgres && args.reject_file.is_some() {
-        return usage("--reject-file / --max-bad are not available for PostgreSQL yet");
     }
     let text = format(args) != FormatArg::Xml;
     if text && (!args.maps.is_empty() || args.row != "row") {
@@ -73,14 +70,32 @@ fn text_config(args: &ImportArgs, columns: &[String]) -> TextConfig {
     config
 }
 
-/// The CSV source of `args`.
-pub fn csv(args: &ImportArgs, columns: &[String]) -> Result<CsvSource, CliError> {
-    Ok(CsvSource::open(&args.file, text_config(args, columns))?)
+/// The CSV source of `args`, as `regions` regions when it can be split.
+pub fn csv(
+    args: &ImportArgs,
+    columns: &[String],
+    regions: usize,
+) -> Result<Vec<CsvSource>, CliError> {
+    CsvSource::open_regions(&args.file, text_config(args, columns), regions).map_err(text_error)
 }
 
-/// The JSON Lines source of `args`.
-pub fn jsonl(args: &ImportArgs, columns: &[String]) -> Result<JsonlSource, CliError> {
-    Ok(JsonlSource::open(&args.file, text_config(args, columns))?)
+/// The JSON Lines source of `args`, as `regions` regions when it can be
+/// split.
+pub fn jsonl(
+    args: &ImportArgs,
+    columns: &[String],
+    regions: usize,
+) -> Result<Vec<JsonlSource>, CliError> {
+    JsonlSource::open_regions(&args.file, text_config(args, columns), regions).map_err(text_error)
+}
+
+/// A header that does not fit the columns is a usage error (the columns
+/// come from the arguments or the table); anything else an input error.
+fn text_error(error: TextError) -> CliError {
+    match error {
+        TextError::Mapping { .. } => CliError::Usage(error.to_string()),
+        error => CliError::Text(error),
+    }
 }
 
 /// What the text formats add to the import's mapping (resume identity).
@@ -123,7 +138,11 @@ pub fn pg_config(args: &ImportArgs, columns: &[String]) -> PgConfig {
     };
     let mut config = PgConfig::new(args.url.clone(), args.table.clone(), &names)
         .mode(mode)
-        .format(format);
+        .format(format)
+        .max_bad(args.max_bad);
+    if let Some(file) = &args.reject_file {
+        config = config.reject_file(file.clone());
+    }
     for sql in &args.init_commands {
         config = config.init_command(sql.clone());
     }

@@ -31,37 +31,48 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         true => ends::table_columns(&args)?,
         false => args.columns.clone(),
     };
+    // A part import opens the regions of every part (their records count
+    // in the whole file) and runs its own.
+    let parts = args.part.map_or(1, |p| p.count as usize);
+    let wanted = regions(&args) * parts;
     match ends::format(&args) {
         FormatArg::Csv => {
-            let csv = ends::csv(&args, &columns)?;
-            return load(args, columns, vec![csv], None);
+            let csv = ends::csv(&args, &columns, wanted)?;
+            check_split(&args, csv.len())?;
+            return load(args, columns, csv, None);
         }
         FormatArg::Jsonl => {
-            let jsonl = ends::jsonl(&args, &columns)?;
-            return load(args, columns, vec![jsonl], None);
+            let jsonl = ends::jsonl(&args, &columns, wanted)?;
+            check_split(&args, jsonl.len())?;
+            return load(args, columns, jsonl, None);
         }
         FormatArg::Xml => {}
     }
     let xml = xml_config(&args, &columns)?;
-    // A part import opens the regions of every part (their records count
-    // in the whole file) and runs its own.
+    let regions = XmlSource::open_regions(&args.file, xml, wanted)?;
+    check_split(&args, regions.len())?;
+    let usage = regions[0].column_usage();
+    load(args, columns, regions, Some(usage))
+}
+
+/// Refuses a part import of an input that could not be cut into regions
+/// (`got` of them); notes when one region reads what was to be several.
+fn check_split(args: &ImportArgs, got: usize) -> Result<(), CliError> {
     let parts = args.part.map_or(1, |p| p.count as usize);
-    let regions = XmlSource::open_regions(&args.file, xml, regions(&args) * parts)?;
-    if parts > 1 && regions.len() < self::regions(&args) * parts {
+    if parts > 1 && got < regions(args) * parts {
         return Err(CliError::Usage(format!(
             "--part: {} cannot be cut into parts (gzip, or not UTF-8); \
              decompress it or convert it to UTF-8 first",
             args.file.display()
         )));
     }
-    if regions.len() < self::regions(&args) {
+    if got < regions(args) {
         log::info!(
             "{}: gzip, stdin or not UTF-8: read as one region",
             args.file.display()
         );
     }
-    let usage = regions[0].column_usage();
-    load(args, columns, regions, Some(usage))
+    Ok(())
 }
 
 /// Imports `regions` into the URL's server (nowhere on a dry run) and
@@ -96,10 +107,13 @@ fn load<S: Source>(
             .run_with_progress(regions, |p| progress.update(p));
         progress.finish();
         let summary = summary.map_err(|f| CliError::import(&f, false, |e| e.to_string()))?;
+        if summary.already_complete {
+            return already_complete(&args);
+        }
         let path = target
             .binary()
             .map_or("none", |b| if b { "copy-binary" } else { "copy-text" });
-        report(&args, region_count, path, &summary, 0, None)
+        report(&args, region_count, path, &summary, target.rejected(), None)
     } else {
         let target = MysqlTarget::new(sink_config(&args, &columns));
         let before = ServerStats::read(&args.url).ok();
@@ -116,7 +130,10 @@ fn load<S: Source>(
         let path = prepared.map_or("none".into(), |p| format!("{:?}", p.write_path()));
         let rejected = prepared.map_or(0, |p| p.rejected());
         let mut report = report(&args, region_count, &path, &summary, rejected, server);
-        (report.reconnects, report.timeouts) = prepared.map_or((0, 0), |p| p.recoveries());
+        let recoveries = prepared.map(|p| p.recoveries()).unwrap_or_default();
+        report.reconnects = recoveries.reconnects;
+        report.timeouts = recoveries.timeouts;
+        report.conflicts = recoveries.conflicts;
         report
     };
     let report = report.unfilled(usage.map_or_else(Vec::new, |u| u.unfilled()));
@@ -211,13 +228,6 @@ fn check_args(args: &ImportArgs) -> Result<(), CliError> {
 /// A part must not empty what the others load, and needs a file that
 /// every part reads.
 fn check_part(args: &ImportArgs, part: ringpipe_pipeline::Part) -> Result<(), CliError> {
-    if is_postgres_url(&args.url) {
-        // Its checkpoint table is keyed (target_table, shard): parts would
-        // overwrite each other's progress.
-        return Err(CliError::Usage(format!(
-            "--part {part}: not yet supported for PostgreSQL targets"
-        )));
-    }
     if matches!(args.mode, ModeArg::Truncate) {
         return Err(CliError::Usage(format!(
             "--part {part} with --mode truncate: a part must not empty what the others \
@@ -438,6 +448,7 @@ fn report(
         rewinds: summary.rewinds,
         reconnects: 0,
         timeouts: 0,
+        conflicts: 0,
         seconds: summary.elapsed.as_secs_f64(),
         rows_per_second: ImportReport::rate(summary.rows_written, summary.elapsed),
         peak_rss_mib: peak_rss_mib(),

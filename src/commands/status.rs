@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use ringpipe_mysql::checkpoint_rows;
+use ringpipe_pipeline::StoredCheckpoint;
+use ringpipe_postgres::is_postgres_url;
 use serde::Serialize;
 
 use crate::cli::StatusArgs;
@@ -34,13 +35,28 @@ struct Status {
     parts: Vec<PartState>,
 }
 
+/// Every checkpoint row of `table` on the URL's server, with the records
+/// its shard committed.
+fn checkpoint_rows(url: &str, table: &str) -> Result<Vec<(StoredCheckpoint, u64)>, CliError> {
+    Ok(match is_postgres_url(url) {
+        true => ringpipe_postgres::checkpoint_rows(url, table)?
+            .into_iter()
+            .map(|row| (row.checkpoint, row.records))
+            .collect(),
+        false => ringpipe_mysql::checkpoint_rows(url, table)?
+            .into_iter()
+            .map(|row| (row.checkpoint, row.records))
+            .collect(),
+    })
+}
+
 /// Prints every part's state. A table with no checkpoints has no import
 /// recorded: an empty list, exit 0.
 pub fn run(args: StatusArgs) -> Result<(), CliError> {
     super::import::check_url(&args.url)?;
     let mut parts: BTreeMap<(String, u32), PartState> = BTreeMap::new();
-    for row in checkpoint_rows(&args.url, &args.table)? {
-        let identity = &row.checkpoint.identity;
+    for (checkpoint, records) in checkpoint_rows(&args.url, &args.table)? {
+        let identity = &checkpoint.identity;
         let key = (identity.input.clone(), identity.part.index);
         let state = parts.entry(key).or_insert_with(|| PartState {
             input: identity.input.clone(),
@@ -50,8 +66,8 @@ pub fn run(args: StatusArgs) -> Result<(), CliError> {
             records: 0,
             complete: false,
         });
-        state.records += row.records;
-        state.complete |= row.checkpoint.complete;
+        state.records += records;
+        state.complete |= checkpoint.complete;
     }
     let status = Status {
         table: args.table,

@@ -2,10 +2,14 @@
 //! server's URL, running the `ringpipe` binary, and reading tables back.
 //! Every module of the `it` test binary uses them.
 
+use std::fs::File;
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use mysql::prelude::Queryable;
+use ringpipe_text::{write_csv, write_jsonl};
+use ringpipe_xml::gen::PRODUCT_COLUMNS;
 
 /// The test server (`RINGPIPE_TEST_MYSQL_URL`, default the local MariaDB).
 pub fn url() -> String {
@@ -148,4 +152,124 @@ pub fn catalogue(dir: &Path, rows: u64) -> PathBuf {
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
     file
+}
+
+/// The test PostgreSQL (`RINGPIPE_TEST_PG_URL`, default the local one).
+pub fn pg_url() -> String {
+    std::env::var("RINGPIPE_TEST_PG_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+}
+
+/// A plain connection to the test PostgreSQL.
+pub fn pg() -> postgres::Client {
+    postgres::Client::connect(&pg_url(), postgres::NoTls).expect("PostgreSQL")
+}
+
+/// A PostgreSQL catalogue table, dropped (with its checkpoints) on drop.
+pub struct PgTable(pub &'static str);
+
+impl PgTable {
+    /// A fresh, empty catalogue table `name`.
+    pub fn new(name: &'static str) -> PgTable {
+        let ddl = format!(
+            "DROP TABLE IF EXISTS {name}; CREATE TABLE {name} (
+               id bigint PRIMARY KEY, sku varchar(32) NOT NULL UNIQUE,
+               name varchar(255) NOT NULL, description text, price numeric(12,2),
+               quantity int, category varchar(64), currency char(3), updated timestamp)"
+        );
+        pg().batch_execute(&ddl).unwrap();
+        PgTable(name)
+    }
+
+    /// Row count and a content hash computed by the server.
+    pub fn hash(&self) -> (i64, String) {
+        pg_hash(self.0)
+    }
+}
+
+/// Row count and a content hash of PostgreSQL table `table`, computed by
+/// the server.
+pub fn pg_hash(table: &str) -> (i64, String) {
+    let sql = format!("SELECT count(*), md5(string_agg(t::text, '|' ORDER BY id)) FROM {table} t");
+    let row = pg().query_one(&sql, &[]).unwrap();
+    (row.get(0), row.get(1))
+}
+
+/// Rows in PostgreSQL table `table`.
+pub fn pg_count(table: &str) -> u64 {
+    let row = pg()
+        .query_one(&format!("SELECT count(*) FROM {table}"), &[])
+        .unwrap();
+    row.get::<_, i64>(0) as u64
+}
+
+impl Drop for PgTable {
+    fn drop(&mut self) {
+        let _ = pg().batch_execute(&format!(
+            "DROP TABLE IF EXISTS {0}; DELETE FROM ringpipe_checkpoint WHERE target_table = '{0}'",
+            self.0
+        ));
+    }
+}
+
+/// A catalogue of `rows` products as XML, CSV (`\N` for NULL) and JSON
+/// Lines in `dir`.
+pub fn catalogue_files(dir: &Path, rows: u64) -> [PathBuf; 3] {
+    let catalogue = ringpipe_xml::gen::Catalogue::new(rows);
+    let values = || catalogue.products().map(|p| p.values().to_vec());
+    let [xml, csv, jsonl] = ["c.xml", "c.csv", "c.jsonl"].map(|name| dir.join(name));
+    catalogue.write_file(&xml).unwrap();
+    let out = BufWriter::new(File::create(&csv).unwrap());
+    write_csv(out, &PRODUCT_COLUMNS, values(), "\\N").unwrap();
+    let out = BufWriter::new(File::create(&jsonl).unwrap());
+    write_jsonl(out, &PRODUCT_COLUMNS, values()).unwrap();
+    [xml, csv, jsonl]
+}
+
+/// The server an import goes to, and how to read a table of it back.
+#[derive(Clone, Copy)]
+pub enum Server {
+    /// The test MariaDB.
+    Mariadb,
+    /// The test PostgreSQL.
+    Postgres,
+}
+
+impl Server {
+    /// Its URL.
+    pub fn url(self) -> String {
+        match self {
+            Server::Mariadb => url(),
+            Server::Postgres => pg_url(),
+        }
+    }
+
+    /// Rows in `table`.
+    pub fn count(self, table: &str) -> u64 {
+        match self {
+            Server::Mariadb => count(table),
+            Server::Postgres => pg_count(table),
+        }
+    }
+
+    /// Row count and content, as the server computes them.
+    pub fn content(self, table: &str) -> String {
+        match self {
+            Server::Mariadb => format!("{} rows, checksum {}", count(table), checksum(table)),
+            Server::Postgres => format!("{:?}", pg_hash(table)),
+        }
+    }
+
+    /// A fresh catalogue table, dropped with the guard.
+    pub fn table(self, name: &'static str) -> Box<dyn std::any::Any> {
+        match self {
+            Server::Mariadb => Box::new(fresh_table(name)),
+            Server::Postgres => Box::new(PgTable::new(name)),
+        }
+    }
+}
+
+/// `table` for as long as the test runs.
+pub fn leak(table: &str) -> &'static str {
+    Box::leak(table.to_owned().into_boxed_str())
 }

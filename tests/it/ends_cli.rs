@@ -2,73 +2,13 @@
 //! PostgreSQL and a JSON Lines file into MariaDB, each landing exactly as
 //! the same catalogue imported from XML.
 
-use std::fs::File;
-use std::io::BufWriter;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::common::{checksum, count, fresh_table, ringpipe, stderr, url};
-use ringpipe_text::{write_csv, write_jsonl};
-use ringpipe_xml::gen::{Catalogue, PRODUCT_COLUMNS};
+use crate::common::{
+    catalogue_files, checksum, count, fresh_table, pg_url, ringpipe, stderr, url, PgTable,
+};
 
 const ROWS: u64 = 3_000;
-
-/// The test PostgreSQL (`RINGPIPE_TEST_PG_URL`, default the local one).
-fn pg_url() -> String {
-    std::env::var("RINGPIPE_TEST_PG_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
-}
-
-fn pg() -> postgres::Client {
-    postgres::Client::connect(&pg_url(), postgres::NoTls).expect("PostgreSQL")
-}
-
-/// A PostgreSQL catalogue table, dropped (with its checkpoints) on drop.
-struct PgTable(&'static str);
-
-impl PgTable {
-    fn new(name: &'static str) -> PgTable {
-        let ddl = format!(
-            "DROP TABLE IF EXISTS {name}; CREATE TABLE {name} (
-               id bigint PRIMARY KEY, sku varchar(32) NOT NULL UNIQUE,
-               name varchar(255) NOT NULL, description text, price numeric(12,2),
-               quantity int, category varchar(64), currency char(3), updated timestamp)"
-        );
-        pg().batch_execute(&ddl).unwrap();
-        PgTable(name)
-    }
-
-    /// Row count and a content hash computed by the server.
-    fn hash(&self) -> (i64, String) {
-        let sql = format!(
-            "SELECT count(*), md5(string_agg(t::text, '|' ORDER BY id)) FROM {} t",
-            self.0
-        );
-        let row = pg().query_one(&sql, &[]).unwrap();
-        (row.get(0), row.get(1))
-    }
-}
-
-impl Drop for PgTable {
-    fn drop(&mut self) {
-        let _ = pg().batch_execute(&format!(
-            "DROP TABLE IF EXISTS {0}; DELETE FROM ringpipe_checkpoint WHERE target_table = '{0}'",
-            self.0
-        ));
-    }
-}
-
-/// The catalogue as XML, CSV (`\N` for NULL) and JSON Lines in `dir`.
-fn files(dir: &Path) -> [PathBuf; 3] {
-    let catalogue = Catalogue::new(ROWS);
-    let rows = || catalogue.products().map(|p| p.values().to_vec());
-    let [xml, csv, jsonl] = ["c.xml", "c.csv", "c.jsonl"].map(|name| dir.join(name));
-    catalogue.write_file(&xml).unwrap();
-    let out = BufWriter::new(File::create(&csv).unwrap());
-    write_csv(out, &PRODUCT_COLUMNS, rows(), "\\N").unwrap();
-    let out = BufWriter::new(File::create(&jsonl).unwrap());
-    write_jsonl(out, &PRODUCT_COLUMNS, rows()).unwrap();
-    [xml, csv, jsonl]
-}
 
 fn import(file: &Path, url: &str, table: &str, extra: &[&str]) {
     let mut args = vec![
@@ -87,7 +27,7 @@ fn import(file: &Path, url: &str, table: &str, extra: &[&str]) {
 #[test]
 fn cli_csv_into_postgres_lands_as_the_xml_does() {
     let dir = tempfile::tempdir().unwrap();
-    let [xml, csv, _] = files(dir.path());
+    let [xml, csv, _] = catalogue_files(dir.path(), ROWS);
     let (from_csv, from_xml) = (
         PgTable::new("ends_cli_pg_csv"),
         PgTable::new("ends_cli_pg_xml"),
@@ -109,7 +49,7 @@ fn cli_csv_into_postgres_lands_as_the_xml_does() {
 #[test]
 fn cli_jsonl_into_mariadb_lands_as_the_xml_does() {
     let dir = tempfile::tempdir().unwrap();
-    let [xml, _, jsonl] = files(dir.path());
+    let [xml, _, jsonl] = catalogue_files(dir.path(), ROWS);
     let _jsonl = fresh_table("ends_cli_my_jsonl");
     let _xml = fresh_table("ends_cli_my_xml");
     // The format by flag, not by extension.

@@ -4,7 +4,8 @@
 //! password in any output ([`secrets_cli`]) and the XML source against the
 //! server's own XML paths ([`server_differential`]), the XML mapping flags
 //! ([`xml_cli`]), CSV into PostgreSQL and JSON Lines into MariaDB
-//! ([`ends_cli`]) and XML from real producers, mariadb-dump and PostgreSQL
+//! ([`ends_cli`]), every source into every sink killed and resumed
+//! ([`ends_resume`]) and through the library API ([`ends_api`]) and XML from real producers, mariadb-dump and PostgreSQL
 //! ([`xml_producers`]), all against the real
 //! MariaDB (`RINGPIPE_TEST_MYSQL_URL`, default the local test server).
 //! Each test owns its tables.
@@ -13,9 +14,12 @@
 
 mod cli;
 mod common;
+mod ends_api;
 mod ends_cli;
+mod ends_resume;
 mod messages;
 mod parts;
+mod pg_cli;
 mod reliability;
 mod resume;
 mod secrets_cli;

@@ -69,14 +69,14 @@ fn diagnose(vars: &HashMap<String, String>, version: &str) -> Vec<Finding> {
         add(
             "local_infile",
             Severity::Ok,
-            "LOAD DATA LOCAL, the fastest path, is allowed",
+            "LOAD DATA LOCAL is allowed (used by --write-path load-data; the default bulk path does not need it)",
             "",
         );
     } else {
         add(
             "local_infile",
-            Severity::Warn,
-            "LOAD DATA LOCAL is refused; the sink falls back to slower INSERTs",
+            Severity::Info,
+            "LOAD DATA LOCAL is refused: --write-path load-data falls back to INSERTs (the default bulk path does not need it)",
             "SET GLOBAL local_infile = ON",
         );
     }

@@ -12,6 +12,12 @@ use ringpipe_pipeline::{RecordPosition, Retryable};
 
 /// Server error codes this crate classifies, one constant each.
 pub mod codes {
+    /// `ER_UNKNOWN_COM_ERROR`. A Galera node outside the primary component
+    /// (joining, leaving, partitioned) refuses every statement with it and
+    /// the message "WSREP has not yet prepared node for application use":
+    /// that one is retryable on a new connection (see
+    /// [`MysqlError::is_node_not_ready`](crate::MysqlError::is_node_not_ready)).
+    pub const UNKNOWN_COM_ERROR: u16 = 1047;
     /// `ER_TOO_MANY_CONNECTIONS`: the server is full; retry later.
     pub const TOO_MANY_CONNECTIONS: u16 = 1040;
     /// `ER_SERVER_SHUTDOWN`: the server is shutting down; retry after failover.
@@ -340,10 +346,31 @@ impl MysqlError {
         matches!(self, MysqlError::TimedOut { .. })
     }
 
-    /// Whether the connection is gone (so the server rolled back for us).
+    /// Whether the server rolled the transaction back as a deadlock victim
+    /// or, on Galera, for a certification conflict with a transaction
+    /// committed on another node (both are `ER_LOCK_DEADLOCK`).
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, MysqlError::Server { code, .. } if *code == codes::LOCK_DEADLOCK)
+    }
+
+    /// Whether a Galera node refused the statement because it is not in
+    /// the primary component (it is joining, leaving or cut off): error
+    /// 1047 with a message starting "WSREP". The session is of no use until
+    /// the node rejoins, and a leaving node closes it anyway.
+    pub fn is_node_not_ready(&self) -> bool {
+        matches!(self, MysqlError::Server { code, message, .. }
+            if *code == codes::UNKNOWN_COM_ERROR && message.starts_with("WSREP"))
+    }
+
+    /// Whether the connection is gone (so the server rolled back for us),
+    /// or as good as gone: a Galera node out of the primary component
+    /// ([`is_node_not_ready`](Self::is_node_not_ready)), whose session is
+    /// dropped so that the transaction ends with it and the retry opens a
+    /// new one.
     pub fn is_connection_lost(&self) -> bool {
         match self {
             MysqlError::Connection { .. } | MysqlError::TimedOut { .. } => true,
+            MysqlError::Server { .. } if self.is_node_not_ready() => true,
             MysqlError::Server { code, .. } => matches!(
                 *code,
                 codes::SERVER_GONE | codes::SERVER_LOST | codes::CONNECTION_KILLED
@@ -369,7 +396,7 @@ impl Retryable for MysqlError {
     fn is_retryable(&self) -> bool {
         match self {
             MysqlError::Connection { .. } | MysqlError::TimedOut { .. } => true,
-            MysqlError::Server { code, .. } => RETRYABLE.contains(code),
+            MysqlError::Server { code, .. } => RETRYABLE.contains(code) || self.is_node_not_ready(),
             _ => false,
         }
     }
@@ -402,6 +429,22 @@ mod tests {
         for code in [1213, 1205, 1053, 1040, 1290, 1836, 2006, 2013] {
             assert!(server(code).is_retryable(), "{code}");
         }
+    }
+
+    #[test]
+    fn a_galera_node_out_of_the_cluster_is_a_lost_connection_and_a_deadlock_a_conflict() {
+        let error_1047 = |message: &str| MysqlError::Server {
+            code: 1047,
+            state: "08S01".into(),
+            message: message.into(),
+            context: "test",
+        };
+        let not_ready = error_1047("WSREP has not yet prepared node for application use");
+        assert!(not_ready.is_retryable() && not_ready.is_connection_lost());
+        assert!(!not_ready.is_conflict());
+        let unknown_command = error_1047("Unknown command");
+        assert!(!unknown_command.is_retryable() && !unknown_command.is_connection_lost());
+        assert!(server(1213).is_conflict() && !server(1205).is_conflict());
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::schema;
 use crate::shared::Shared;
 use crate::sink::MysqlSink;
 use crate::statement::{self, InsertShape};
+use crate::stats::Recoveries;
 use crate::wire::bulk;
 use crate::MysqlError;
 
@@ -148,9 +149,10 @@ impl PreparedTarget {
         self.inner.rejects.max_bad()
     }
 
-    /// Connections the shards opened again after losing one, and reads or
-    /// writes that timed out, so far over all shards.
-    pub fn recoveries(&self) -> (u64, u64) {
+    /// Connections the shards opened again after losing one, reads or
+    /// writes that timed out, and batches rolled back by a deadlock or a
+    /// Galera certification conflict, so far over all shards.
+    pub fn recoveries(&self) -> Recoveries {
         self.inner.recoveries.read()
     }
 

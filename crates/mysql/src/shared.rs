@@ -8,6 +8,7 @@ use crate::ident::Ident;
 use crate::redact::SecretOpts;
 use crate::reject::RejectLog;
 use crate::statement::InsertShape;
+use crate::stats::Recoveries;
 
 /// The state every sink of one import shares (behind
 /// [`PreparedTarget`](crate::PreparedTarget)).
@@ -42,19 +43,22 @@ pub(crate) struct Shared {
     /// The table's name as given, for checkpoint rows.
     pub(crate) table_name: String,
     /// Recoveries of all shards, for the import's report.
-    pub(crate) recoveries: Recoveries,
+    pub(crate) recoveries: RecoveryCounters,
 }
 
-/// How often the shards of one import had to recover their connection.
+/// How often the shards of one import had to recover, counted as it
+/// happens (read as a [`Recoveries`]).
 #[derive(Debug, Default)]
-pub(crate) struct Recoveries {
+pub(crate) struct RecoveryCounters {
     /// Connections opened again after one was lost.
     reconnects: AtomicU64,
     /// Reads or writes that timed out (a stalled server or network).
     timeouts: AtomicU64,
+    /// Batches rolled back by a deadlock or certification conflict.
+    conflicts: AtomicU64,
 }
 
-impl Recoveries {
+impl RecoveryCounters {
     /// Counts a reconnect.
     pub(crate) fn reconnected(&self) {
         // Relaxed: a counter read for the report after the shards finished.
@@ -67,10 +71,19 @@ impl Recoveries {
         self.timeouts.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Reconnects and timeouts so far.
-    pub(crate) fn read(&self) -> (u64, u64) {
+    /// Counts a deadlock or certification conflict.
+    pub(crate) fn conflicted(&self) {
+        // Relaxed: as above.
+        self.conflicts.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The counts so far.
+    pub(crate) fn read(&self) -> Recoveries {
         // Relaxed: a reading for reports, taken after the shards finished.
-        let reconnects = self.reconnects.load(Ordering::Relaxed);
-        (reconnects, self.timeouts.load(Ordering::Relaxed))
+        Recoveries {
+            reconnects: self.reconnects.load(Ordering::Relaxed),
+            timeouts: self.timeouts.load(Ordering::Relaxed),
+            conflicts: self.conflicts.load(Ordering::Relaxed),
+        }
     }
 }

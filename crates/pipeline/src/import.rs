@@ -8,6 +8,7 @@ use ringpipe_ring::WaitStrategy;
 
 use crate::regions::Regions;
 use crate::resume::{start_point, Start};
+use crate::retry::retrying;
 use crate::runner::{Pipeline, Settings};
 use crate::{
     ImportError, ImportFailure, ImportIdentity, Ownership, Part, Progress, ResumeError, RunSummary,
@@ -307,12 +308,18 @@ impl<T: Target> Import<T> {
     ) -> Result<Start, ImportError<SE, TargetError<T>>> {
         let start = match (self.resume, identity) {
             (false, _) => {
-                self.clear(identity).map_err(ImportError::Target)?;
+                retrying("clearing the checkpoints", self.settings.retry_for, || {
+                    self.clear(identity)
+                })
+                .map_err(ImportError::Target)?;
                 Start::Fresh
             }
             (true, None) => return Err(ResumeError::NoCheckpoints.into()),
             (true, Some(identity)) => {
-                let stored = self.target.checkpoints().map_err(ImportError::Target)?;
+                let stored = retrying("reading the checkpoints", self.settings.retry_for, || {
+                    self.target.checkpoints()
+                })
+                .map_err(ImportError::Target)?;
                 start_point(identity, &stored)?
             }
         };
@@ -336,12 +343,17 @@ impl<T: Target> Import<T> {
     }
 
     /// After a successful run: marks the import (part) complete, or, when
-    /// it kept no checkpoints, leaves none behind.
+    /// it kept no checkpoints, leaves none behind (retried like a batch:
+    /// both statements are idempotent).
     fn finish(&self, identity: Option<&ImportIdentity>) -> Result<(), TargetError<T>> {
-        match identity {
-            Some(identity) => self.target.mark_complete(identity),
-            None => self.clear(None),
-        }
+        retrying(
+            "finishing the checkpoints",
+            self.settings.retry_for,
+            || match identity {
+                Some(identity) => self.target.mark_complete(identity),
+                None => self.clear(None),
+            },
+        )
     }
 
     /// What a resume of a finished import (part) reports.

@@ -1,15 +1,20 @@
 //! Exactly-once progress: each batch's transaction also records how far
-//! its shard got, in [`CHECKPOINT_TABLE`] in the target table's schema.
+//! its shard got, in [`CHECKPOINT_TABLE`] in the target table's schema
+//! (shape: [`checkpoint_table`](crate::checkpoint_table)).
 //!
-//! The row has the same shape and key as the MySQL sink's: `(target_table,
-//! shard)` and the identity (input, shards, mapping) of the import that
-//! wrote it. After a commit whose outcome is unknown (the connection died
-//! during `COMMIT`), the sink reads its row: if it already covers the
-//! batch, the batch did commit and is not written again.
+//! After a commit whose outcome is unknown (the connection died during
+//! `COMMIT`), the sink reads its row: if it already covers the batch, the
+//! batch did commit and is not written again. A finished import (part)
+//! marks its rows complete instead of deleting them, so that a repeated
+//! `--resume` knows it has nothing to do; a fresh import of the whole input
+//! deletes every row of its table, a fresh part import only its part's.
 
+use postgres::types::ToSql;
 use postgres::Client;
 use ringpipe_pipeline::{ImportIdentity, Part, StoredCheckpoint};
 
+use crate::checkpoint_table::ensure_table;
+use crate::connect::connect;
 use crate::ident::{quote, split_table};
 use crate::PgError;
 
@@ -24,94 +29,165 @@ pub fn table_name(table: &str) -> Result<String, PgError> {
     })
 }
 
-/// Creates the checkpoint table if needed.
-pub fn ensure_table(client: &mut Client, checkpoints: &str) -> Result<(), PgError> {
-    let sql = format!(
-        "CREATE TABLE IF NOT EXISTS {checkpoints} (
-           target_table text NOT NULL,
-           shard integer NOT NULL,
-           shards integer NOT NULL,
-           last_record bigint NOT NULL,
-           input text NOT NULL,
-           mapping text NOT NULL,
-           updated timestamptz NOT NULL DEFAULT now(),
-           PRIMARY KEY (target_table, shard))"
-    );
-    match client.batch_execute(&sql) {
-        Ok(()) => Ok(()),
-        // Two imports creating it at once: one of them wins, which is all
-        // `IF NOT EXISTS` wanted (unique_violation on pg_type, duplicate_table).
-        Err(e) if matches!(e.code().map(|c| c.code()), Some("23505" | "42P07")) => Ok(()),
-        Err(e) => Err(PgError::server(e, "creating the checkpoint table")),
-    }
+/// A connection to `url` on which the checkpoint table of `table` exists
+/// in its current shape, and that table's quoted name.
+pub(crate) fn session(
+    url: &str,
+    init_commands: &[String],
+    table: &str,
+) -> Result<(Client, String), PgError> {
+    let mut client = connect(url, init_commands)?;
+    let checkpoints = table_name(table)?;
+    ensure_table(&mut client, &checkpoints)?;
+    Ok((client, checkpoints))
 }
 
 /// The upsert recording a shard's progress: parameters target_table,
-/// shard, shards, last_record, input, mapping.
+/// input, part, parts, shard, shards, last_record, records (of this
+/// batch), mapping.
 pub fn record_sql(checkpoints: &str) -> String {
     format!(
-        "INSERT INTO {checkpoints} (target_table, shard, shards, last_record, input, mapping) \
-         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (target_table, shard) DO UPDATE SET \
-         shards = EXCLUDED.shards, last_record = EXCLUDED.last_record, \
-         input = EXCLUDED.input, mapping = EXCLUDED.mapping, updated = now()"
+        "INSERT INTO {checkpoints} AS c (target_table, input, part, parts, shard, shards, \
+         last_record, records, mapping) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+         ON CONFLICT (target_table, input, part, shard) DO UPDATE SET \
+         last_record = EXCLUDED.last_record, records = c.records + EXCLUDED.records, \
+         parts = EXCLUDED.parts, shards = EXCLUDED.shards, mapping = EXCLUDED.mapping, \
+         updated = now()"
     )
 }
 
-/// The last record `shard` committed for `table`, if it has a checkpoint.
+/// The last record `shard` of `identity`'s part committed for `table`, if
+/// it has a checkpoint.
 pub fn committed_through(
     client: &mut Client,
     checkpoints: &str,
     table: &str,
-    shard: usize,
+    (identity, shard): (&ImportIdentity, usize),
 ) -> Result<Option<u64>, PgError> {
-    let sql =
-        format!("SELECT last_record FROM {checkpoints} WHERE target_table = $1 AND shard = $2");
+    let sql = format!(
+        "SELECT last_record FROM {checkpoints} WHERE target_table = $1 AND input = $2 \
+         AND part = $3 AND shard = $4"
+    );
+    let params: [&(dyn ToSql + Sync); 4] = [
+        &table,
+        &identity.input,
+        &(identity.part.index as i32),
+        &(shard as i32),
+    ];
     let row = client
-        .query_opt(&sql, &[&table, &(shard as i32)])
+        .query_opt(&sql, &params)
         .map_err(|e| PgError::server(e, "reading the checkpoint"))?;
     Ok(row.map(|row| row.get::<_, i64>(0) as u64))
 }
 
+/// One row of the checkpoint table: a shard of a part of an import.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShardCheckpoint {
+    /// The checkpoint as the import reads it back.
+    pub checkpoint: StoredCheckpoint,
+    /// Records the shard committed (stored or set aside as bad).
+    pub records: u64,
+}
+
+/// Every checkpoint stored for `table` on the server at `url`, by input,
+/// part and shard (what `ringpipe status` shows).
+///
+/// # Errors
+///
+/// When the server cannot be reached or the table read.
+pub fn checkpoint_rows(url: &str, table: &str) -> Result<Vec<ShardCheckpoint>, PgError> {
+    let (mut client, checkpoints) = session(url, &[], table)?;
+    rows(&mut client, &checkpoints, table)
+}
+
 /// Every checkpoint stored for `table`.
-pub fn stored(
+pub(crate) fn rows(
     client: &mut Client,
     checkpoints: &str,
     table: &str,
-) -> Result<Vec<StoredCheckpoint>, PgError> {
-    ensure_table(client, checkpoints)?;
+) -> Result<Vec<ShardCheckpoint>, PgError> {
     let sql = format!(
-        "SELECT shard, shards, last_record, input, mapping FROM {checkpoints} \
-         WHERE target_table = $1 ORDER BY shard"
+        "SELECT input, part, parts, shard, shards, last_record, records, complete, mapping \
+         FROM {checkpoints} WHERE target_table = $1 ORDER BY input, part, shard"
     );
     let rows = client
         .query(&sql, &[&table])
         .map_err(|e| PgError::server(e, "reading the checkpoints"))?;
+    let number = |row: &postgres::Row, i| row.get::<_, i32>(i).max(0) as u32;
     Ok(rows
-        .into_iter()
-        .map(|row| StoredCheckpoint {
-            identity: ImportIdentity {
-                input: row.get(3),
-                shards: row.get::<_, i32>(1) as u32,
-                mapping: row.get(4),
-                // Keyed (target_table, shard): no parts, no completion
-                // marker yet (see docs/scale-out.md for the MySQL shape).
-                part: Part::WHOLE,
+        .iter()
+        .map(|row| ShardCheckpoint {
+            checkpoint: StoredCheckpoint {
+                identity: ImportIdentity {
+                    input: row.get(0),
+                    part: Part {
+                        index: number(row, 1),
+                        count: number(row, 2),
+                    },
+                    shards: number(row, 4),
+                    mapping: row.get(8),
+                },
+                shard: number(row, 3) as usize,
+                last_record: row.get::<_, i64>(5).max(0) as u64,
+                complete: row.get(7),
             },
-            shard: row.get::<_, i32>(0) as usize,
-            last_record: row.get::<_, i64>(2) as u64,
-            complete: false,
+            records: row.get::<_, i64>(6).max(0) as u64,
         })
         .collect())
 }
 
 /// Forgets every checkpoint of `table`.
-pub fn clear(client: &mut Client, checkpoints: &str, table: &str) -> Result<(), PgError> {
-    ensure_table(client, checkpoints)?;
+pub(crate) fn clear(client: &mut Client, checkpoints: &str, table: &str) -> Result<(), PgError> {
     let sql = format!("DELETE FROM {checkpoints} WHERE target_table = $1");
     client
         .execute(&sql, &[&table])
         .map(drop)
         .map_err(|e| PgError::server(e, "clearing the checkpoints"))
+}
+
+/// Forgets the checkpoints of `identity`'s part of its input in `table`.
+pub(crate) fn clear_part(
+    client: &mut Client,
+    checkpoints: &str,
+    table: &str,
+    identity: &ImportIdentity,
+) -> Result<(), PgError> {
+    let sql =
+        format!("DELETE FROM {checkpoints} WHERE target_table = $1 AND input = $2 AND part = $3");
+    let params: [&(dyn ToSql + Sync); 3] = [&table, &identity.input, &(identity.part.index as i32)];
+    client
+        .execute(&sql, &params)
+        .map(drop)
+        .map_err(|e| PgError::server(e, "clearing the part's checkpoints"))
+}
+
+/// Marks every shard of `identity`'s part complete in one statement (a
+/// shard that committed nothing gets a row at record 0).
+pub(crate) fn mark_complete(
+    client: &mut Client,
+    checkpoints: &str,
+    table: &str,
+    identity: &ImportIdentity,
+) -> Result<(), PgError> {
+    let sql = format!(
+        "INSERT INTO {checkpoints} (target_table, input, part, parts, shard, shards, \
+         last_record, complete, mapping) \
+         SELECT $1, $2, $3, $4, s, $5, 0, true, $6 FROM generate_series(0, $5 - 1) AS s \
+         ON CONFLICT (target_table, input, part, shard) DO UPDATE SET complete = true"
+    );
+    let shards = identity.shards.max(1) as i32;
+    let params: [&(dyn ToSql + Sync); 6] = [
+        &table,
+        &identity.input,
+        &(identity.part.index as i32),
+        &(identity.part.count as i32),
+        &shards,
+        &identity.mapping,
+    ];
+    client
+        .execute(&sql, &params)
+        .map(drop)
+        .map_err(|e| PgError::server(e, "marking the import complete"))
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! What a PostgreSQL import writes where, and how.
 
+use std::path::PathBuf;
+
 use postgres::Config;
 
 use crate::PgError;
@@ -36,7 +38,9 @@ pub enum CopyFormat {
 }
 
 /// The destination of a PostgreSQL import: server, table, columns, mode.
-#[derive(Debug, Clone)]
+///
+/// `Debug` does not show the URL, which may hold a password.
+#[derive(Clone)]
 pub struct PgConfig {
     /// `postgres://user[:password]@host[:port]/database` (or `postgresql://`).
     pub url: String,
@@ -50,6 +54,25 @@ pub struct PgConfig {
     pub format: CopyFormat,
     /// SQL run on every connection as it opens, in order.
     pub init_commands: Vec<String>,
+    /// Bad records set aside (over all shards) before the import stops.
+    pub max_bad: u64,
+    /// Where bad records go, one line each with the reason.
+    pub reject_file: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for PgConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgConfig")
+            .field("url", &"(hidden)")
+            .field("table", &self.table)
+            .field("columns", &self.columns)
+            .field("mode", &self.mode)
+            .field("format", &self.format)
+            .field("init_commands", &self.init_commands)
+            .field("max_bad", &self.max_bad)
+            .field("reject_file", &self.reject_file)
+            .finish()
+    }
 }
 
 impl PgConfig {
@@ -62,7 +85,25 @@ impl PgConfig {
             mode: Mode::Insert,
             format: CopyFormat::Auto,
             init_commands: Vec::new(),
+            max_bad: 0,
+            reject_file: None,
         }
+    }
+
+    /// Allows `max_bad` bad records: each batch that holds some is searched
+    /// (bisected), its good rows commit, its bad ones go to the reject file
+    /// with the server's message. With 0 (the default) the first bad record
+    /// ends the import, named with its position.
+    pub fn max_bad(mut self, max_bad: u64) -> Self {
+        self.max_bad = max_bad;
+        self
+    }
+
+    /// Writes bad records to `path` (emptied by a fresh import, appended
+    /// to by a resumed one).
+    pub fn reject_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.reject_file = Some(path.into());
+        self
     }
 
     /// Sets the mode.
@@ -132,5 +173,11 @@ mod tests {
         assert_eq!(config.get_dbname(), Some("test"));
         let error = driver_config("postgres://u:secret@h:notaport/db").unwrap_err();
         assert!(!error.to_string().contains("secret"), "{error}");
+        let config = PgConfig::new("postgres://u:secret@h/db?password=secret", "t", &["a"]);
+        let debug = format!("{config:?}");
+        assert!(
+            !debug.contains("secret") && debug.contains("\"t\""),
+            "{debug}"
+        );
     }
 }

@@ -11,12 +11,16 @@
 //! alike (as MySQL stores text in a BLOB); PostgreSQL text cannot hold a
 //! NUL character, so a NUL in text is refused here with the record's number.
 
+use memchr::{memchr2, memchr3};
 use ringpipe_pipeline::{Row, Value};
 
+use crate::check::Check;
 use crate::PgError;
 
 /// The 19-byte header of binary COPY data (signature, flags, extension length).
 const BINARY_HEADER: &[u8] = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";
+/// The end of binary COPY data: a field count of -1.
+const BINARY_TRAILER: &[u8] = b"\xff\xff";
 
 /// How one column's values are encoded in binary COPY.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +87,15 @@ impl Encoder {
     }
 }
 
+/// A value's text: a binary value's too when it is UTF-8 (the server
+/// parses it as text all the same).
+fn text_of(value: Value<'_>) -> Option<&str> {
+    match value {
+        Value::Text(text) => Some(text),
+        Value::Bytes(bytes) => std::str::from_utf8(bytes).ok(),
+    }
+}
+
 /// `text`, if it has no NUL (which PostgreSQL text cannot hold).
 fn no_nul(text: &str) -> Result<&str, String> {
     match text.contains('\0') {
@@ -98,17 +111,27 @@ fn number<N: std::str::FromStr>(text: &str) -> Result<N, String> {
         .map_err(|_| format!("{text:?} is not an integer of the column's size"))
 }
 
-/// A float as `float8in` reads it; out-of-range values are errors, not infinities.
+/// A float as `float8in` / `float4in` read it: a value that overflows to
+/// infinity or underflows to zero is out of range (as the server says),
+/// not stored as infinity or 0.
 fn float<F: std::str::FromStr + Into<f64> + Copy>(text: &str) -> Result<F, String> {
     let trimmed = text.trim();
     let value: F = trimmed
         .parse()
         .map_err(|_| format!("{text:?} is not a number"))?;
-    let infinite = value.into().is_infinite();
-    match infinite && !trimmed.to_ascii_lowercase().contains("inf") {
+    let value64: f64 = value.into();
+    let overflow = value64.is_infinite() && !trimmed.to_ascii_lowercase().contains("inf");
+    let underflow = value64 == 0.0 && nonzero_mantissa(trimmed);
+    match overflow || underflow {
         true => Err(format!("{text:?} is out of range for the column's type")),
         false => Ok(value),
     }
+}
+
+/// Whether a number's digits before its exponent hold a nonzero one.
+fn nonzero_mantissa(text: &str) -> bool {
+    let mantissa = text.split(['e', 'E']).next().unwrap_or_default();
+    mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b))
 }
 
 /// A boolean as `boolin` reads it (`t`, `yes`, `on`, `1`, unique prefixes, ...).
@@ -133,29 +156,41 @@ pub struct CopyEncoder {
     bytea: Vec<bool>,
     /// The column names, for errors.
     names: Vec<String>,
+    /// Per column, the check of values the server would alter.
+    checks: Vec<Option<Check>>,
 }
 
 impl CopyEncoder {
     /// An encoder writing `binary` format with those encoders, or text.
     pub fn new(binary: Option<Vec<Encoder>>, bytea: Vec<bool>, names: Vec<String>) -> Self {
         CopyEncoder {
+            checks: vec![None; bytea.len()],
             binary,
             bytea,
             names,
         }
     }
 
-    /// What a batch's data starts with.
-    pub fn start(&self, out: &mut Vec<u8>) {
-        if self.binary.is_some() {
-            out.extend_from_slice(BINARY_HEADER);
+    /// Refuses the values that `checks` (one per column) say the server
+    /// would alter.
+    pub fn with_checks(mut self, checks: Vec<Option<Check>>) -> Self {
+        self.checks = checks;
+        self
+    }
+
+    /// What a COPY's data starts with (the binary header, or nothing).
+    pub fn header(&self) -> &'static [u8] {
+        match self.binary {
+            Some(_) => BINARY_HEADER,
+            None => b"",
         }
     }
 
-    /// What a batch's data ends with.
-    pub fn finish(&self, out: &mut Vec<u8>) {
-        if self.binary.is_some() {
-            out.extend_from_slice(&(-1i16).to_be_bytes());
+    /// What a COPY's data ends with (the binary trailer, or nothing).
+    pub fn trailer(&self) -> &'static [u8] {
+        match self.binary {
+            Some(_) => BINARY_TRAILER,
+            None => b"",
         }
     }
 
@@ -176,10 +211,21 @@ impl CopyEncoder {
             )));
         }
         let mark = out.len();
-        let result = match &self.binary {
+        let checked = self
+            .checks
+            .iter()
+            .zip(row.values())
+            .enumerate()
+            .try_for_each(
+                |(index, (check, value))| match (check, value.and_then(text_of)) {
+                    (Some(check), Some(text)) => check.check(text).map_err(|why| (index, why)),
+                    _ => Ok(()),
+                },
+            );
+        let result = checked.and_then(|()| match &self.binary {
             Some(encoders) => binary_row(encoders, row, out),
             None => text_row(&self.bytea, row, out),
-        };
+        });
         result.map_err(|(column, why)| {
             out.truncate(mark);
             PgError::BadValue {
@@ -218,10 +264,14 @@ fn text_row(bytea: &[bool], row: &Row, out: &mut Vec<u8>) -> Result<(), (usize, 
             Some(value) if bytea[index] => hex(value.as_bytes(), out),
             Some(value) => {
                 let bytes = value.as_bytes();
-                if bytes.contains(&0) {
-                    return Err((index, "PostgreSQL text cannot hold a NUL character".into()));
+                // Most values need no escape: two vectorised scans, one copy.
+                match needs_escape(bytes) {
+                    false => out.extend_from_slice(bytes),
+                    true if bytes.contains(&0) => {
+                        return Err((index, "PostgreSQL text cannot hold a NUL character".into()))
+                    }
+                    _ => escape(bytes, out),
                 }
-                escape(bytes, out);
             }
         }
     }
@@ -238,6 +288,13 @@ fn hex(bytes: &[u8], out: &mut Vec<u8>) {
         out.push(DIGITS[usize::from(byte >> 4)]);
         out.push(DIGITS[usize::from(byte & 15)]);
     }
+}
+
+/// Whether `bytes` holds a byte text COPY escapes (or refuses: NUL), by
+/// memchr's vectorised scans (fewer instructions than a byte loop over
+/// the catalogue's values, measured with callgrind).
+fn needs_escape(bytes: &[u8]) -> bool {
+    memchr3(b'\\', b'\t', b'\n', bytes).is_some() || memchr2(b'\r', 0, bytes).is_some()
 }
 
 /// Text COPY escaping: backslash, tab, newline and carriage return.
@@ -286,6 +343,18 @@ mod tests {
     }
 
     #[test]
+    fn only_values_with_special_bytes_are_escaped() {
+        assert!(!needs_escape(
+            b"plain text \xc3\xa9 long enough to span a vector of bytes"
+        ));
+        for special in [0u8, b'\t', b'\n', b'\r', b'\\'] {
+            let mut value = vec![b'x'; 40];
+            value[37] = special;
+            assert!(needs_escape(&value), "{special}");
+        }
+    }
+
+    #[test]
     fn binary_format_encodes_numbers_and_null() {
         let names = vec!["a".into(), "b".into(), "c".into()];
         let encoders = vec![Encoder::Int4, Encoder::Text, Encoder::Bool];
@@ -323,6 +392,10 @@ mod tests {
         assert_eq!(boolean("of"), Ok(false));
         assert!(boolean("o").is_err());
         assert!(float::<f64>("1e400").is_err());
+        assert!(float::<f64>("1e-400").is_err());
+        assert!(float::<f32>("-1e-50").is_err());
+        assert_eq!(float::<f32>("1e-40"), Ok(1e-40)); // subnormal, as strtof
+        assert_eq!(float::<f64>("-0.0e-999"), Ok(-0.0));
         assert_eq!(float::<f64>("-Infinity"), Ok(f64::NEG_INFINITY));
         assert_eq!(float::<f32>(" 1.5"), Ok(1.5));
     }

@@ -4,7 +4,7 @@
 //! can cure; that judgement lives in [`PgError::is_retryable`], by SQLSTATE.
 
 use postgres::error::SqlState;
-use ringpipe_pipeline::Retryable;
+use ringpipe_pipeline::{RecordPosition, Retryable};
 
 /// Everything that can go wrong between the sink and the server.
 ///
@@ -44,6 +44,38 @@ pub enum PgError {
         /// What is wrong.
         why: String,
     },
+    /// A record the server refused, with no bad records allowed.
+    #[error("record {} (line {}, column {}): {source}", .position.record, .position.line, .position.column)]
+    BadRecord {
+        /// Where the record came from.
+        position: RecordPosition,
+        /// Why it was refused.
+        source: Box<PgError>,
+    },
+    /// More than `max_bad` records were refused, over all shards.
+    #[error("more than {max_bad} bad records; record {} (line {}, column {}) failed: {reason}", .position.record, .position.line, .position.column)]
+    TooManyBadRecords {
+        /// The configured budget.
+        max_bad: u64,
+        /// The record that exceeded it.
+        position: RecordPosition,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// The reject file could not be opened or written.
+    #[error("reject file: {0}")]
+    RejectFile(std::io::Error),
+    /// The connection was lost during the `COMMIT` of a batch, and without
+    /// checkpoints nothing can tell whether it was stored.
+    #[error(
+        "the connection was lost during the COMMIT of the batch through record {last}, \
+         and without checkpoints (the input is a pipe) it cannot be known whether it was \
+         stored; check the table, and import from a file to be able to resume"
+    )]
+    CommitUnknown {
+        /// The batch's last record.
+        last: u64,
+    },
 }
 
 impl PgError {
@@ -59,8 +91,25 @@ impl PgError {
     pub fn sqlstate(&self) -> Option<&str> {
         match self {
             PgError::Server { source, .. } => source.code().map(SqlState::code),
+            PgError::BadRecord { source, .. } => source.sqlstate(),
             _ => None,
         }
+    }
+
+    /// Whether one record can cause this error, so that the batch is
+    /// searched for it: a value the encoder refused, a data exception
+    /// (class 22: bad syntax, out of range, too long), an integrity
+    /// violation (class 23: duplicate key, NOT NULL, CHECK, foreign key)
+    /// or a row over a size limit (54000).
+    pub fn is_row_error(&self) -> bool {
+        if matches!(self, PgError::BadValue { .. }) {
+            return true;
+        }
+        if self.lost_connection() {
+            return false;
+        }
+        self.sqlstate()
+            .is_some_and(|code| code.starts_with("22") || code.starts_with("23") || code == "54000")
     }
 
     /// Whether the connection is gone (closed, or the error is not the
@@ -129,6 +178,13 @@ mod tests {
         for code in ["23505", "22P02", "42P01", "22001", "23502"] {
             assert!(!retryable_sqlstate(code), "{code}");
         }
+        let bad = PgError::BadValue {
+            record: 1,
+            column: "c".into(),
+            why: "x".into(),
+        };
+        assert!(bad.is_row_error() && !bad.is_retryable());
+        assert!(!PgError::CommitUnknown { last: 3 }.is_row_error());
     }
 
     #[test]

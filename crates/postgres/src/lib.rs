@@ -29,6 +29,12 @@
 //! connection) and move the rows with `INSERT … SELECT … ON CONFLICT`
 //! (replace: `DELETE … USING` the staged keys, then `INSERT`).
 //!
+//! A value the server would store altered without a word (rounded to a
+//! numeric's scale or a time's precision, cut to a varchar's length, a
+//! zone or a time of day dropped, a float underflowing to 0, a jsonb key
+//! given twice) is refused with its record and column ([`Check`]), as is
+//! text with a NUL, which PostgreSQL cannot store.
+//!
 //! # Errors and retries
 //!
 //! [`PgError`] says whether a replay can succeed: serialization failures
@@ -37,27 +43,39 @@
 //! import then replays the batch and the sink reconnects. When the
 //! connection died during `COMMIT`, the replay first reads the shard's
 //! checkpoint: if the batch had landed it is not sent again (an import
-//! that keeps no checkpoints cannot tell, and replays it). Other errors
-//! (a bad value, a duplicate key in insert mode) end the import; the
-//! batches committed before stay committed. Bad records are not yet
-//! bisected into a reject file as the MySQL sink does.
+//! that keeps no checkpoints cannot tell, and fails with
+//! [`PgError::CommitUnknown`]).
+//!
+//! A record's own error (a value the encoder or the server refuses, a
+//! duplicate key in insert mode, a NOT NULL or CHECK violation) makes the
+//! batch be searched for its bad records (bisection under savepoints):
+//! with [`PgConfig::max_bad`] > 0 the good rows commit with the checkpoint
+//! and the bad ones go to the [`reject_file`](PgConfig::reject_file) with
+//! the server's message; with 0, or beyond the budget, the import ends
+//! naming the record. Other errors end the import; the batches committed
+//! before stay committed.
 //!
 //! Identifiers are validated and double-quoted; values only ever travel
 //! as COPY data or statement parameters.
 
+mod check;
 mod checkpoint;
+mod checkpoint_table;
 mod config;
 mod connect;
 mod doctor;
 mod encode;
 mod error;
 mod ident;
+mod json;
 mod plan;
+mod reject;
 mod schema;
 mod sink;
 mod target;
 
-pub use checkpoint::CHECKPOINT_TABLE;
+pub use check::Check;
+pub use checkpoint::{checkpoint_rows, ShardCheckpoint, CHECKPOINT_TABLE};
 pub use config::{driver_config, is_postgres_url, CopyFormat, Mode, PgConfig};
 pub use connect::connect;
 pub use doctor::doctor;

@@ -2,6 +2,7 @@
 //! every shard: the COPY, and for the modes that need one, the staging
 //! table and the statement that moves its rows into the target.
 
+use crate::check::Check;
 use crate::config::{CopyFormat, Mode, PgConfig};
 use crate::encode::{CopyEncoder, Encoder};
 use crate::ident::{quote, quote_table};
@@ -24,6 +25,9 @@ pub struct Plan {
     pub create_stage: Option<String>,
     /// Moves the staged batch into the target, in order.
     pub merge: Vec<String>,
+    /// Empties the staging table within a transaction (between the ranges
+    /// of a batch searched for bad records), if the mode stages.
+    pub clear_stage: Option<String>,
     /// The checkpoint upsert.
     pub record: String,
     /// The quoted checkpoint table.
@@ -33,6 +37,7 @@ pub struct Plan {
     /// The encoder's per-column settings.
     encoders: Option<Vec<Encoder>>,
     bytea: Vec<bool>,
+    checks: Vec<Option<Check>>,
     columns: Vec<String>,
 }
 
@@ -46,11 +51,13 @@ impl Plan {
     pub fn new(config: &PgConfig, table: &Table) -> Result<Plan, PgError> {
         let target = quote_table(&config.table)?;
         let mut types = Vec::new();
+        let mut checks = Vec::new();
         for name in &config.columns {
             let column = table.columns.iter().find(|c| &c.name == name);
             let column = column
                 .ok_or_else(|| PgError::Config(format!("{target} has no column {name:?}")))?;
             types.push(column.typname.as_str());
+            checks.push(Check::for_type(&column.typname, column.typmod));
         }
         let encoders: Option<Vec<Encoder>> = types.iter().map(|t| Encoder::for_type(t)).collect();
         let encoders = match (config.format, encoders) {
@@ -85,10 +92,12 @@ impl Plan {
                 )
             }),
             merge: merge(config, table, &target, &columns)?,
+            clear_stage: stages.then(|| format!("DELETE FROM {STAGE}")),
             record: checkpoint::record_sql(&checkpoints),
             checkpoints,
             binary: encoders.is_some(),
             bytea: types.iter().map(|t| *t == "bytea").collect(),
+            checks,
             encoders,
             columns: config.columns.clone(),
         })
@@ -101,6 +110,7 @@ impl Plan {
             self.bytea.clone(),
             self.columns.clone(),
         )
+        .with_checks(self.checks.clone())
     }
 }
 

@@ -12,6 +12,8 @@ pub struct Column {
     pub name: String,
     /// Its base type's name (`int4`, `text`, ...; a domain's or enum's own name).
     pub typname: String,
+    /// Its type modifier (`atttypmod`: length, precision, scale; -1 for none).
+    pub typmod: i32,
 }
 
 /// The target table as the sinks need it.
@@ -23,7 +25,7 @@ pub struct Table {
     pub key: Vec<String>,
 }
 
-const COLUMNS: &str = "SELECT a.attname::text, t.typname::text FROM pg_attribute a \
+const COLUMNS: &str = "SELECT a.attname::text, t.typname::text, a.atttypmod FROM pg_attribute a \
      JOIN pg_type t ON t.oid = a.atttypid \
      WHERE a.attrelid = $1::text::regclass AND a.attnum > 0 AND NOT a.attisdropped \
      ORDER BY a.attnum";
@@ -48,6 +50,7 @@ pub fn describe(client: &mut Client, table: &str) -> Result<Table, PgError> {
         .map(|row| Column {
             name: row.get(0),
             typname: row.get(1),
+            typmod: row.get(2),
         })
         .collect();
     let key = client

@@ -6,9 +6,9 @@ use postgres::Client;
 use ringpipe_pipeline::{ImportIdentity, StoredCheckpoint, Target};
 
 use crate::config::Mode;
-use crate::connect::connect;
 use crate::ident::quote_table;
 use crate::plan::Plan;
+use crate::reject::RejectLog;
 use crate::schema::describe;
 use crate::{checkpoint, PgConfig, PgError, PgSink};
 
@@ -38,7 +38,14 @@ use crate::{checkpoint, PgConfig, PgError, PgSink};
 #[derive(Debug, Clone)]
 pub struct PgTarget {
     config: Arc<PgConfig>,
-    plan: Arc<OnceLock<Arc<Plan>>>,
+    prepared: Arc<OnceLock<Prepared>>,
+}
+
+/// What `prepare` settles for every shard.
+#[derive(Debug)]
+struct Prepared {
+    plan: Arc<Plan>,
+    rejects: Arc<RejectLog>,
 }
 
 impl PgTarget {
@@ -46,18 +53,24 @@ impl PgTarget {
     pub fn new(config: PgConfig) -> Self {
         PgTarget {
             config: Arc::new(config),
-            plan: Arc::default(),
+            prepared: Arc::default(),
         }
     }
 
     /// Whether the import wrote binary COPY (`None` before `prepare`).
     pub fn binary(&self) -> Option<bool> {
-        self.plan.get().map(|plan| plan.binary)
+        self.prepared.get().map(|p| p.plan.binary)
     }
 
+    /// Bad records set aside so far, over all shards.
+    pub fn rejected(&self) -> u64 {
+        self.prepared.get().map_or(0, |p| p.rejects.used())
+    }
+
+    /// A connection on which the checkpoint table is ready, and its name.
     fn client(&self) -> Result<(Client, String), PgError> {
-        let client = connect(&self.config.url, &self.config.init_commands)?;
-        Ok((client, checkpoint::table_name(&self.config.table)?))
+        let config = &self.config;
+        checkpoint::session(&config.url, &config.init_commands, &config.table)
     }
 }
 
@@ -67,8 +80,7 @@ impl Target for PgTarget {
     /// Checks the table and settles the statements; a fresh import in
     /// [`Mode::Truncate`] empties the table here, a resumed one does not.
     fn prepare(&self, resuming: bool) -> Result<(), PgError> {
-        let (mut client, checkpoints) = self.client()?;
-        checkpoint::ensure_table(&mut client, &checkpoints)?;
+        let (mut client, _) = self.client()?;
         let table = describe(&mut client, &self.config.table)?;
         let plan = Plan::new(&self.config, &table)?;
         if self.config.mode == Mode::Truncate && !resuming {
@@ -77,22 +89,36 @@ impl Target for PgTarget {
                 .batch_execute(&sql)
                 .map_err(|e| PgError::server(e, "truncating the table"))?;
         }
-        // A second call keeps the first plan.
-        let _ = self.plan.set(Arc::new(plan));
+        let rejects = RejectLog::open(
+            self.config.max_bad,
+            self.config.reject_file.as_deref(),
+            resuming,
+        )?;
+        // A second call keeps the first preparation.
+        let _ = self.prepared.set(Prepared {
+            plan: Arc::new(plan),
+            rejects: Arc::new(rejects),
+        });
         Ok(())
     }
 
     fn open(&self, shard: usize) -> Result<PgSink, PgError> {
-        let plan = self
-            .plan
+        let prepared = self
+            .prepared
             .get()
             .ok_or_else(|| PgError::Config("open before prepare".into()))?;
-        PgSink::open(Arc::clone(&self.config), Arc::clone(plan), shard)
+        PgSink::open(
+            Arc::clone(&self.config),
+            Arc::clone(&prepared.plan),
+            Arc::clone(&prepared.rejects),
+            shard,
+        )
     }
 
     fn checkpoints(&self) -> Result<Vec<StoredCheckpoint>, PgError> {
         let (mut client, checkpoints) = self.client()?;
-        checkpoint::stored(&mut client, &checkpoints, &self.config.table)
+        let rows = checkpoint::rows(&mut client, &checkpoints, &self.config.table)?;
+        Ok(rows.into_iter().map(|row| row.checkpoint).collect())
     }
 
     fn clear_checkpoints(&self) -> Result<(), PgError> {
@@ -100,9 +126,15 @@ impl Target for PgTarget {
         checkpoint::clear(&mut client, &checkpoints, &self.config.table)
     }
 
-    /// No completion marker yet (the table is keyed (target_table, shard)):
-    /// a finished import leaves no checkpoint behind, as before parts.
-    fn mark_complete(&self, _: &ImportIdentity) -> Result<(), PgError> {
-        self.clear_checkpoints()
+    fn clear_part(&self, import: &ImportIdentity) -> Result<(), PgError> {
+        let (mut client, checkpoints) = self.client()?;
+        checkpoint::clear_part(&mut client, &checkpoints, &self.config.table, import)
+    }
+
+    /// Keeps the part's checkpoints, marked complete: a repeated resume of
+    /// it then has nothing to do.
+    fn mark_complete(&self, import: &ImportIdentity) -> Result<(), PgError> {
+        let (mut client, checkpoints) = self.client()?;
+        checkpoint::mark_complete(&mut client, &checkpoints, &self.config.table, import)
     }
 }

@@ -11,9 +11,12 @@ pub struct TextConfig {
     pub strict: bool,
     /// CSV: the field delimiter (default `,`).
     pub delimiter: u8,
-    /// CSV: a field equal to this is `NULL` (default: none; an empty field
-    /// is the empty string).
+    /// CSV: an unquoted field equal to this is `NULL` (default: none; an
+    /// empty field is the empty string). A quoted field is always text.
     pub null_string: Option<String>,
+    /// The longest CSV field and JSON line, in bytes (default 64 MiB): a
+    /// longer one is an error, so no input can take unbounded memory.
+    pub max_value_bytes: usize,
 }
 
 impl TextConfig {
@@ -28,6 +31,7 @@ impl TextConfig {
             strict: false,
             delimiter: b',',
             null_string: None,
+            max_value_bytes: 64 << 20,
         }
     }
 
@@ -46,6 +50,12 @@ impl TextConfig {
     /// Sets the CSV null string.
     pub fn null_string(mut self, null: impl Into<String>) -> Self {
         self.null_string = Some(null.into());
+        self
+    }
+
+    /// Sets the longest CSV field and JSON line.
+    pub fn max_value_bytes(mut self, bytes: usize) -> Self {
+        self.max_value_bytes = bytes;
         self
     }
 

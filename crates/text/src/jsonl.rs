@@ -1,28 +1,34 @@
 //! [`JsonlSource`]: one JSON object per line, through `serde_json`.
 
-use std::collections::HashMap;
-use std::io::BufRead;
+use std::borrow::Cow;
+use std::fmt;
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 use ringpipe_pipeline::{RecordPosition, Row, Source, SourceProgress};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::{input, TextConfig, TextError};
+use crate::input::{self, NotUtf8};
+use crate::place::{self, Begin, Place};
+use crate::region::{Boundary, Text};
+use crate::{TextConfig, TextError};
 
-/// JSON Lines records as rows: each non-blank line is one object whose keys
-/// name fields. `null` is `NULL`; a string is its unescaped text; numbers,
-/// booleans, arrays and objects are their JSON text as written (so a
-/// number keeps every digit). Of a key given twice, the last counts.
+/// JSON Lines records as rows: each line that is not blank (only spaces,
+/// tabs and a carriage return) is one object whose keys name fields; a key
+/// given twice is an error. `null` is `NULL`; a string is its unescaped
+/// text; numbers, booleans, arrays and objects are their JSON text as
+/// written (so a number keeps every digit). A column no key names is
+/// `NULL`.
 pub struct JsonlSource {
     reader: Box<dyn BufRead + Send>,
-    line: String,
+    line: Vec<u8>,
     config: TextConfig,
-    input: String,
-    total: Option<u64>,
-    /// Lines read so far.
+    place: Place,
+    /// Lines of the whole input read so far.
     lines: u64,
+    /// Offset of the next unread byte.
     bytes: u64,
-    records: u64,
 }
 
 impl JsonlSource {
@@ -32,14 +38,33 @@ impl JsonlSource {
     ///
     /// When the file cannot be opened.
     pub fn open(path: &Path, config: TextConfig) -> Result<Self, TextError> {
-        let name = input::name(path);
-        let (reader, total) = input::open(path).map_err(|source| TextError::Io {
-            input: name.clone(),
-            source,
-        })?;
-        let mut source = JsonlSource::from_reader(reader, name, config);
-        source.total = total;
-        Ok(source)
+        let mut regions = Self::open_regions(path, config, 1)?;
+        Ok(regions.remove(0))
+    }
+
+    /// The file at `path` as `regions` regions that parse in parallel, in
+    /// order, split after newlines (which no JSON value holds raw), their
+    /// records and lines numbered in the whole file (one region when it
+    /// cannot be split: stdin, a pipe, gzip).
+    ///
+    /// # Errors
+    ///
+    /// When the file cannot be opened.
+    pub fn open_regions(
+        path: &Path,
+        config: TextConfig,
+        regions: usize,
+    ) -> Result<Vec<Self>, TextError> {
+        let (head, place, later) = place::open(path, regions, Box::new(scan))?;
+        let mut sources = vec![Self::build(head, place, config.clone())];
+        for place in later {
+            sources.push(Self::build(
+                Box::new(std::io::empty()),
+                place,
+                config.clone(),
+            ));
+        }
+        Ok(sources)
     }
 
     /// Reads `reader`, called `input` in messages.
@@ -48,42 +73,80 @@ impl JsonlSource {
         input: impl Into<String>,
         config: TextConfig,
     ) -> Self {
+        let place = Place::new(input.into(), 0);
+        Self::build(input::checked(reader, 0), place, config)
+    }
+
+    fn build(reader: Text, place: Place, config: TextConfig) -> Self {
         JsonlSource {
-            reader: Box::new(reader),
-            line: String::new(),
+            reader,
+            line: Vec::new(),
             config,
-            input: input.into(),
-            total: None,
             lines: 0,
-            bytes: 0,
-            records: 0,
+            bytes: place.start(),
+            place,
         }
     }
 
     fn error(&self, column: u64, expected: String) -> TextError {
         TextError::Syntax {
-            input: self.input.clone(),
+            input: self.place.input.clone(),
             line: self.lines,
             column,
-            record: self.records,
+            record: self.place.records,
             expected,
         }
     }
 
+    /// Reads the next line into `self.line`; `Ok(false)` at the end.
+    fn read_line(&mut self) -> Result<bool, TextError> {
+        self.line.clear();
+        let limit = self.config.max_value_bytes as u64 + 1;
+        let read = (&mut self.reader)
+            .take(limit)
+            .read_until(b'\n', &mut self.line);
+        let read = read.map_err(|e| {
+            let start = self.bytes;
+            (self.lines, self.place.records) = (self.lines + 1, self.place.records + 1);
+            match NotUtf8::of(&e) {
+                Some(fault) => self.error(fault.offset - start + 1, fault.to_string()),
+                None => TextError::Io {
+                    input: self.place.input.clone(),
+                    source: e,
+                },
+            }
+        })?;
+        if read == 0 {
+            return Ok(false);
+        }
+        self.bytes += read as u64;
+        self.lines += 1;
+        if read as u64 == limit && self.line.last() != Some(&b'\n') {
+            self.place.records += 1;
+            let max = self.config.max_value_bytes;
+            return Err(self.error(
+                0,
+                format!("a line of at most {max} bytes (TextConfig::max_value_bytes)"),
+            ));
+        }
+        Ok(true)
+    }
+
     /// Fills `row` from the object on the current line.
     fn fill(&self, row: &mut Row) -> Result<(), TextError> {
-        let object: HashMap<String, &RawValue> = serde_json::from_str(&self.line).map_err(|e| {
-            let found = match e.classify() {
-                serde_json::error::Category::Data => "a JSON object".to_owned(),
-                _ => {
-                    let message = e.to_string();
-                    let message = message.split(" at line ").next().unwrap_or_default();
-                    format!("a JSON object ({message})")
-                }
-            };
-            self.error(e.column() as u64, found)
+        let text = std::str::from_utf8(&self.line).map_err(|e| {
+            let byte = self.line[e.valid_up_to()];
+            self.error(
+                e.valid_up_to() as u64 + 1,
+                format!("UTF-8 text, found byte {byte:#04x}"),
+            )
         })?;
-        for (key, value) in object {
+        let object: Object<'_> = serde_json::from_str(text).map_err(|e| {
+            let message = e.to_string();
+            let message = message.split(" at line ").next().unwrap_or_default();
+            self.error(e.column() as u64, format!("a JSON object ({message})"))
+        })?;
+        for (key, value) in object.0 {
             let Some(column) = self.config.column(&key) else {
                 if self.config.strict {
                     let why = format!("{key:?}, which is not a column");
@@ -95,14 +158,124 @@ impl JsonlSource {
             match raw.as_bytes()[0] {
                 b'n' => row.set_null(column),
                 b'"' => {
-                    let text: String = serde_json::from_str(raw)
-                        .map_err(|e| self.error(0, format!("a JSON string: {e}")))?;
+                    let text: Cow<'_, str> = serde_json::from_str::<Key<'_>>(raw)
+                        .map_err(|e| self.error(0, format!("a JSON string: {e}")))?
+                        .0;
                     row.set(column, &text);
                 }
                 _ => row.set(column, raw),
             }
         }
         Ok(())
+    }
+}
+
+/// Whether a line holds nothing but JSON whitespace.
+fn blank(line: &[u8]) -> bool {
+    line.iter()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+}
+
+/// The entries of one JSON object, in order, each key once.
+struct Object<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for Object<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ObjectVisitor)
+    }
+}
+
+struct ObjectVisitor;
+
+impl<'de> Visitor<'de> for ObjectVisitor {
+    type Value = Object<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Object<'de>, A::Error> {
+        let mut entries: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::new();
+        // Small objects are searched; large ones keep a set of their keys,
+        // so no line costs more than linear time.
+        let mut seen = std::collections::HashSet::new();
+        while let Some(Key(key)) = map.next_key()? {
+            let twice = match entries.len() < 16 {
+                true => entries.iter().any(|(k, _)| *k == key),
+                false => {
+                    if seen.is_empty() {
+                        seen.extend(entries.iter().map(|(k, _)| k.clone()));
+                    }
+                    !seen.insert(key.clone())
+                }
+            };
+            if twice {
+                return Err(de::Error::custom(format!("the key {key:?} twice")));
+            }
+            entries.push((key, map.next_value()?));
+        }
+        Ok(Object(entries))
+    }
+}
+
+/// A JSON string, borrowed when it holds no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// Hands `found` the first line start at or after each of `targets`
+/// (ascending) of the JSON Lines text `reader` whose first byte is at
+/// `start`: the scan of a region plan.
+fn scan(reader: &mut dyn BufRead, start: u64, targets: &[u64], found: &mut dyn FnMut(Boundary)) {
+    let (mut offset, mut lines, mut records) = (start, 0u64, 0u64);
+    // Whether the line read so far holds more than whitespace.
+    let mut filled = false;
+    let mut targets = targets.iter().copied().peekable();
+    while let Some(&target) = targets.peek() {
+        let Ok(chunk) = reader.fill_buf() else { return };
+        if chunk.is_empty() {
+            return;
+        }
+        let (taken, newline) = match memchr::memchr(b'\n', chunk) {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        filled |= !blank(&chunk[..taken]);
+        reader.consume(taken);
+        offset += taken as u64;
+        if newline {
+            lines += 1;
+            records += u64::from(filled);
+            filled = false;
+            if offset >= target {
+                targets.next();
+                found(Boundary {
+                    offset,
+                    line: lines + 1,
+                    records_before: records,
+                });
+            }
+        }
     }
 }
 
@@ -114,24 +287,27 @@ impl Source for JsonlSource {
     }
 
     fn next_row(&mut self, row: &mut Row) -> Result<bool, TextError> {
+        match self.place.begin()? {
+            Begin::Going => {}
+            Begin::Empty => return Ok(false),
+            Begin::Started(text, at) => {
+                self.reader = text;
+                (self.bytes, self.lines) = (at.offset, at.line - 1);
+            }
+        }
         loop {
-            self.line.clear();
-            let read = self.reader.read_line(&mut self.line);
-            let read = read.map_err(|e| self.error(0, format!("readable UTF-8 input: {e}")))?;
-            if read == 0 {
+            let start = self.bytes;
+            if !self.read_line()? {
                 return Ok(false);
             }
-            let start = self.bytes;
-            self.bytes += read as u64;
-            self.lines += 1;
-            if self.line.trim().is_empty() {
+            if blank(&self.line) {
                 continue;
             }
-            self.records += 1;
+            self.place.records += 1;
             row.clear();
             self.fill(row)?;
             row.set_position(RecordPosition {
-                record: self.records,
+                record: self.place.records,
                 line: self.lines,
                 column: 1,
                 byte_offset: start,
@@ -140,12 +316,12 @@ impl Source for JsonlSource {
         }
     }
 
+    fn records_before(&self) -> u64 {
+        self.place.first_record
+    }
+
     fn progress(&self) -> SourceProgress {
-        SourceProgress {
-            bytes_read: self.bytes,
-            bytes_total: self.total,
-            records: self.records,
-        }
+        self.place.progress(self.bytes)
     }
 }
 

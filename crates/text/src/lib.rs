@@ -1,18 +1,23 @@
 //! ringpipe-text: CSV and JSON Lines inputs as ringpipe
 //! [`Source`](ringpipe_pipeline::Source)s.
 //!
-//! [`CsvSource`] reads CSV through the `csv` crate: RFC 4180 quoting, a
-//! header row naming the fields, a delimiter and a null string of your
-//! choice. [`JsonlSource`] reads one JSON object per line through
-//! `serde_json`: keys name the fields, `null` is SQL `NULL`, strings are
-//! their unescaped text, numbers and booleans their text as written, and
-//! nested arrays and objects their JSON text as written. Either fills each
-//! row's columns by field name; a column no field names is `NULL`, a
-//! field no column names is skipped (an error when strict).
+//! [`CsvSource`] reads CSV through `csv-core` (the `csv` crate's parser):
+//! RFC 4180 quoting, a header row naming the fields, a delimiter and a
+//! null string of your choice (only an unquoted field equal to it is
+//! `NULL`, as in PostgreSQL's CSV). [`JsonlSource`] reads one JSON object
+//! per line through `serde_json`: keys name the fields (each once), `null`
+//! is SQL `NULL`, strings are their unescaped text, numbers and booleans
+//! their text as written, and nested arrays and objects their JSON text
+//! as written. Either fills each row's columns by field name; a CSV
+//! header must name every column, a JSON object may leave one out (it is
+//! `NULL`); a field no column names is skipped (an error when strict).
 //!
-//! Both read a file (`.gz` decompressed) or any reader as one region, and
-//! fail with the line (and the CSV field or the JSON column), the record
-//! number and what was expected.
+//! Both read a file (`.gz` decompressed, a UTF-8 byte-order mark skipped,
+//! UTF-16 refused, every byte checked to be UTF-8) or any reader, as one
+//! region or, for a plain file, as several that parse in parallel
+//! (`open_regions`), split at record boundaries and numbering records and
+//! lines in the whole file. They fail with the line (and the CSV field or
+//! the JSON column), the record number and what was expected.
 //!
 //! ```
 //! use ringpipe_pipeline::{Row, Source};
@@ -31,10 +36,13 @@
 //! ```
 
 mod config;
+mod csv_fields;
 mod csv_source;
 mod error;
 mod input;
 mod jsonl;
+mod place;
+mod region;
 mod write;
 
 pub use config::{Format, TextConfig};

@@ -5,8 +5,6 @@
 use std::fs::File;
 use std::io::{self, Cursor, Read};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
 use flate2::read::MultiGzDecoder;
 
@@ -28,31 +26,9 @@ pub(crate) struct Prepared {
     pub(crate) compressed: bool,
 }
 
-/// Counts the raw bytes that pass through, for progress reporting.
-///
-/// The count is read from the same thread that reads the input, via
-/// [`XmlSource::progress`](crate::XmlSource); an atomic only because the
-/// reader is boxed away inside the parser.
-pub(crate) struct Counting<R> {
-    inner: R,
-    count: Arc<AtomicU64>,
-}
-
-impl<R> Counting<R> {
-    /// Wraps `inner`, adding every byte read to `count`.
-    pub(crate) fn new(inner: R, count: Arc<AtomicU64>) -> Self {
-        Counting { inner, count }
-    }
-}
-
-impl<R: Read> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        // Relaxed: a statistic; nothing else is published through it.
-        self.count.fetch_add(n as u64, Ordering::Relaxed);
-        Ok(n)
-    }
-}
+/// Counts the raw bytes that pass through, for progress reporting (read
+/// via [`XmlSource::progress`](crate::XmlSource)).
+pub(crate) use ringpipe_pipeline::CountingReader as Counting;
 
 /// Opens `path` (`-` is stdin); returns the reader and the file's size when
 /// it is a regular file.
@@ -158,13 +134,5 @@ mod tests {
         let (text, start, charset) = read_all(prepared);
         assert!(text.ends_with("<a>café</a>"), "{text}");
         assert_eq!((start, charset), (0, "ISO-8859-1"));
-    }
-
-    #[test]
-    fn counting_adds_up_the_bytes_read() {
-        let count = Arc::new(AtomicU64::new(0));
-        let mut reader = Counting::new(&b"12345"[..], Arc::clone(&count));
-        io::copy(&mut reader, &mut io::sink()).unwrap();
-        assert_eq!(count.load(Ordering::Relaxed), 5);
     }
 }

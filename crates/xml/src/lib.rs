@@ -188,6 +188,7 @@ mod record;
 mod region;
 mod scan;
 mod shape;
+mod skim;
 mod source;
 mod stream;
 mod tag;

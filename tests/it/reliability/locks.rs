@@ -1,6 +1,6 @@
 //! Lock contention and a deadlock (library level): the sink sessions' lock
 //! wait timeout and a deadlock with the sink as victim are waited out by
-//! rewinds, the table ends exact.
+//! rewinds (the deadlock counted as a conflict), the table ends exact.
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -61,6 +61,8 @@ fn lock_contention_is_waited_out_by_rewinds() {
         "no lock wait timeout was met: {summary:?}"
     );
     assert!(summary.elapsed >= Duration::from_secs(2), "{summary:?}");
+    // Lock wait timeouts are not conflicts: nothing was rolled back for one.
+    assert_eq!(target.recoveries().conflicts, 0, "{summary:?}");
     assert_eq!(summary.rows_written, ROWS);
     assert_same_rows(table, &reference);
 }
@@ -100,6 +102,7 @@ fn deadlock_victim_batch_is_rolled_back_and_replayed() {
     blocker.query_drop(insert(1500)).unwrap();
 
     let target = prepare(&SinkConfig::new(url(), table, &PRODUCT_COLUMNS)).unwrap();
+    let counted = target.clone();
     let source = XmlSource::open(&file, Catalogue::new(ROWS).config()).unwrap();
     let import = thread::spawn(move || {
         Import::new(|shard| target.connect_sink(shard))
@@ -161,6 +164,9 @@ fn deadlock_victim_batch_is_rolled_back_and_replayed() {
         summary.rewinds >= 1,
         "the deadlock caused no rewind: {summary:?}"
     );
+    let recoveries = counted.recoveries();
+    assert_eq!(recoveries.conflicts, 1, "one deadlock: {recoveries:?}");
+    assert_eq!(recoveries.reconnects, 0, "{recoveries:?}");
     assert_eq!(summary.rows_written, ROWS);
     assert_same_rows(table, &reference);
 }

@@ -165,6 +165,11 @@ impl MysqlSink {
                 self.stats.timeouts += 1;
                 self.target.recoveries.timed_out();
             }
+            if e.is_conflict() {
+                log::info!("shard {}: transaction rolled back: {e}", self.shard);
+                self.stats.conflicts += 1;
+                self.target.recoveries.conflicted();
+            }
             if e.is_connection_lost() {
                 log::warn!("shard {}: connection lost: {e}", self.shard);
                 self.session = None;

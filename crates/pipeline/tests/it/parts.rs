@@ -68,6 +68,24 @@ fn parts_in_any_order_one_failing_then_resumed_import_each_record_once() {
 }
 
 #[test]
+fn checkpoint_bookkeeping_that_fails_retryably_is_retried() {
+    let target = Memory::default();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Default::default()));
+    let flaky = target.with_faults(Faults {
+        flaky_bookkeeping: Some(seen.clone()),
+        ..Faults::default()
+    });
+    let summary = import_part(&flaky, 0, false).unwrap();
+    assert_eq!(summary.rows_written, 1_000);
+    let again = import_part(&flaky, 0, true).unwrap();
+    assert!(again.already_complete);
+    let mut kinds: Vec<&str> = seen.lock().unwrap().iter().copied().collect();
+    kinds.sort_unstable();
+    assert_eq!(kinds, ["clear part", "mark complete", "read"]);
+    assert_eq!(target.committed_ids().len(), 1_000);
+}
+
+#[test]
 fn a_part_records_its_own_records_and_numbers() {
     let target = Memory::default();
     import_part(&target, 2, false).unwrap();

@@ -99,6 +99,10 @@ pub struct Faults {
     pub fatal_id: Option<u64>,
     /// Refuse to open this shard's sink.
     pub unopenable: Option<usize>,
+    /// Fail each kind of checkpoint bookkeeping (read, clear, mark
+    /// complete) retryably the first time, as a deadlock would; the kinds
+    /// asked for are collected here.
+    pub flaky_bookkeeping: Option<Arc<Mutex<HashSet<&'static str>>>>,
 }
 
 /// A resumable target in memory.
@@ -110,6 +114,21 @@ pub struct Memory {
 }
 
 impl Memory {
+    /// A retryable failure the first time `what` is asked for, if the
+    /// bookkeeping is flaky.
+    fn bookkeeping(&self, what: &'static str) -> Result<(), TestError> {
+        let Some(seen) = &self.faults.flaky_bookkeeping else {
+            return Ok(());
+        };
+        match seen.lock().unwrap().insert(what) {
+            true => Err(TestError {
+                message: format!("{what}: deadlock"),
+                retryable: true,
+            }),
+            false => Ok(()),
+        }
+    }
+
     /// Committed ids, checking none was committed twice.
     pub fn committed_ids(&self) -> HashSet<u64> {
         let store = self.store.lock().unwrap();
@@ -153,6 +172,7 @@ impl Target for Memory {
     }
 
     fn checkpoints(&self) -> Result<Vec<StoredCheckpoint>, TestError> {
+        self.bookkeeping("read")?;
         Ok(self
             .store
             .lock()
@@ -164,11 +184,13 @@ impl Target for Memory {
     }
 
     fn clear_checkpoints(&self) -> Result<(), TestError> {
+        self.bookkeeping("clear")?;
         self.store.lock().unwrap().checkpoints.clear();
         Ok(())
     }
 
     fn clear_part(&self, import: &ImportIdentity) -> Result<(), TestError> {
+        self.bookkeeping("clear part")?;
         let mut store = self.store.lock().unwrap();
         store
             .checkpoints
@@ -177,6 +199,7 @@ impl Target for Memory {
     }
 
     fn mark_complete(&self, import: &ImportIdentity) -> Result<(), TestError> {
+        self.bookkeeping("mark complete")?;
         let mut store = self.store.lock().unwrap();
         for shard in 0..import.shards as usize {
             let key = (import.input.clone(), import.part.index, shard);

@@ -58,9 +58,17 @@ impl Table {
         (row.get(0), row.get(1))
     }
 
-    /// Checkpoint rows left for this table.
+    /// Checkpoint rows of this table not marked complete (an import in
+    /// progress or interrupted).
     pub fn checkpoints(&mut self) -> i64 {
-        let sql = "SELECT count(*) FROM ringpipe_checkpoint WHERE target_table = $1";
+        let sql = "SELECT count(*) FROM ringpipe_checkpoint WHERE target_table = $1 \
+                   AND NOT complete";
+        self.client.query_one(sql, &[&self.name]).unwrap().get(0)
+    }
+
+    /// Checkpoint rows of this table marked complete.
+    pub fn complete(&mut self) -> i64 {
+        let sql = "SELECT count(*) FROM ringpipe_checkpoint WHERE target_table = $1 AND complete";
         self.client.query_one(sql, &[&self.name]).unwrap().get(0)
     }
 }

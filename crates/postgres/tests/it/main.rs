@@ -4,6 +4,8 @@
 
 mod common;
 
+mod lost_commit;
 mod modes;
+mod rejects;
 mod resume;
 mod values;

@@ -17,7 +17,7 @@ fn run(name: &str, mode: Mode, rows: &[&[Option<&str>]]) -> Vec<Vec<Option<Strin
         .checkpoints(name, "modes")
         .run(vec![Rows::text(&["id", "name"], rows)])
         .unwrap();
-    assert_eq!(table.checkpoints(), 0, "a finished import leaves none");
+    assert_eq!(table.checkpoints(), 0, "a finished import leaves none open");
     table.rows("id::text, name, extra", "id")
 }
 

@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use postgres::{Client, NoTls};
-use ringpipe_pipeline::{Checkpoint, Import, Row, Sink, StoredCheckpoint, Target};
+use ringpipe_pipeline::{Checkpoint, Import, ImportIdentity, Row, Sink, StoredCheckpoint, Target};
 use ringpipe_postgres::{PgConfig, PgError, PgSink, PgTarget};
 
 use crate::common::{url, Rows, Table};
@@ -12,8 +12,8 @@ const DDL: &str = "CREATE TABLE {t} (id bigint PRIMARY KEY, name text NOT NULL)"
 const ROWS: u64 = 20_000;
 
 /// A target whose sinks fail (fatally) or kill their connections at a commit.
-struct Faulty {
-    inner: PgTarget,
+pub struct Faulty {
+    pub inner: PgTarget,
     /// The shard and commit number (0-based) at which to act.
     at: (usize, usize),
     /// Kill every connection of `app` instead of failing.
@@ -21,7 +21,20 @@ struct Faulty {
     done: AtomicBool,
 }
 
-struct FaultySink<'a> {
+impl Faulty {
+    /// A faulty `inner` failing fatally at the `at` commit (shard, index),
+    /// leaked as the pipeline wants its targets' sinks `'static`.
+    pub fn fail_at(inner: PgTarget, at: (usize, usize)) -> &'static Faulty {
+        Box::leak(Box::new(Faulty {
+            inner,
+            at,
+            kill: None,
+            done: AtomicBool::new(false),
+        }))
+    }
+}
+
+pub struct FaultySink<'a> {
     inner: PgSink,
     commits: usize,
     shard: usize,
@@ -49,6 +62,12 @@ impl Target for &'static Faulty {
     }
     fn clear_checkpoints(&self) -> Result<(), PgError> {
         self.inner.clear_checkpoints()
+    }
+    fn clear_part(&self, import: &ImportIdentity) -> Result<(), PgError> {
+        self.inner.clear_part(import)
+    }
+    fn mark_complete(&self, import: &ImportIdentity) -> Result<(), PgError> {
+        self.inner.mark_complete(import)
     }
 }
 
@@ -80,6 +99,9 @@ impl Sink for FaultySink<'static> {
     }
     fn rollback(&mut self) -> Result<(), PgError> {
         self.inner.rollback()
+    }
+    fn last_commit_diverted(&self) -> u64 {
+        self.inner.last_commit_diverted()
     }
 }
 
@@ -123,6 +145,7 @@ fn pg_resume_after_a_failure_is_exact() {
     assert_eq!(summary.rows_written as i64 + partial, ROWS as i64);
     assert_eq!(table.hash(), reference("pg_resume_failure_ref"));
     assert_eq!(table.checkpoints(), 0);
+    assert_eq!(table.complete(), 2);
 }
 
 #[test]
@@ -144,4 +167,50 @@ fn pg_resume_a_killed_connection_is_replayed_exactly() {
     let summary = import(faulty).run(vec![Rows::numbered(ROWS)]).unwrap();
     assert!(summary.rewinds >= 1, "{summary:?}");
     assert_eq!(table.hash(), reference("pg_resume_killed_ref"));
+}
+
+#[test]
+fn pg_resume_an_old_checkpoint_table_is_migrated_in_place() {
+    // A schema of its own: its checkpoint table is this test's alone.
+    let mut admin = Client::connect(&url(), NoTls).unwrap();
+    admin
+        .batch_execute(
+            "DROP SCHEMA IF EXISTS pgsink_mig CASCADE; CREATE SCHEMA pgsink_mig;
+             CREATE TABLE pgsink_mig.t (id bigint PRIMARY KEY, name text NOT NULL);
+             CREATE TABLE pgsink_mig.ringpipe_checkpoint (
+               target_table text NOT NULL, shard integer NOT NULL, shards integer NOT NULL,
+               last_record bigint NOT NULL, input text NOT NULL, mapping text NOT NULL,
+               updated timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (target_table, shard));
+             INSERT INTO pgsink_mig.ringpipe_checkpoint
+               (target_table, shard, shards, last_record, input, mapping)
+               VALUES ('pgsink_mig.t', 1, 2, 77, 'in', 'm')",
+        )
+        .unwrap();
+    let config = PgConfig::new(url(), "pgsink_mig.t", &["id", "name"]);
+    // Two importers at once: one migrates, the other finds it done.
+    let stored: Vec<Vec<StoredCheckpoint>> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..2)
+            .map(|_| scope.spawn(|| PgTarget::new(config.clone()).checkpoints().unwrap()))
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    for checkpoints in stored {
+        assert_eq!(checkpoints.len(), 1);
+        let c = &checkpoints[0];
+        assert_eq!((c.shard, c.last_record, c.complete), (1, 77, false));
+        assert_eq!(c.identity.part, ringpipe_pipeline::Part::WHOLE);
+        assert_eq!((c.identity.input.as_str(), c.identity.shards), ("in", 2));
+    }
+    let key: String = admin
+        .query_one(
+            "SELECT pg_get_constraintdef(oid) FROM pg_constraint \
+             WHERE conrelid = 'pgsink_mig.ringpipe_checkpoint'::regclass AND contype = 'p'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(key, "PRIMARY KEY (target_table, input, part, shard)");
+    admin
+        .batch_execute("DROP SCHEMA pgsink_mig CASCADE")
+        .unwrap();
 }

@@ -158,3 +158,120 @@ fn pg_values_typed_columns_in_binary() {
         "{failure}"
     );
 }
+
+#[test]
+fn pg_values_the_server_would_alter_are_refused_with_record_and_column() {
+    let ddl = "CREATE TABLE {t} (id int PRIMARY KEY, f float8, r float4, n numeric(6,2), \
+               v varchar(3), ts timestamp, d date, j jsonb)";
+    let name = "pgsink_values_altered";
+    let mut table = Table::new(name, ddl);
+    let columns = ["id", "f", "r", "n", "v", "ts", "d", "j"];
+    let good = [
+        Some("1"),
+        Some("1e-300"),
+        Some("1e-40"),
+        Some("1234.50"),
+        Some("ab "),
+        Some("2020-01-01 10:00:00.123456"),
+        Some("2020-01-01 00:00:00"),
+        Some("{\"a\": {\"b\": 1}, \"b\": 2}"),
+    ];
+    let mut rows: Vec<[Option<&str>; 8]> = vec![good];
+    // Each later row alters one value of the good one.
+    let altered: [(usize, &str); 8] = [
+        (1, "1e-400"),
+        (2, "1e-50"),
+        (3, "1.239"),
+        (4, "ab  "),
+        (5, "2020-01-01 10:00:00.1234567"),
+        (5, "2020-01-01 10:00:00+02"),
+        (6, "2020-01-01 12:34"),
+        (7, "{\"a\": {\"b\": 1, \"b\": 2}}"),
+    ];
+    for (i, (column, value)) in altered.iter().enumerate() {
+        let mut row = good;
+        row[0] = Some(["2", "3", "4", "5", "6", "7", "8", "9"][i]);
+        row[*column] = Some(value);
+        rows.push(row);
+    }
+    let slices: Vec<&[Option<&str>]> = rows.iter().map(|r| &r[..]).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.tsv");
+    let config = PgConfig::new(url(), name, &columns)
+        .max_bad(10)
+        .reject_file(&file);
+    Import::new(PgTarget::new(config))
+        .run(vec![Rows::text(&columns, &slices)])
+        .unwrap();
+    let lines = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(lines.lines().count(), altered.len(), "{lines}");
+    // The floats travel in text COPY here (numeric has no binary encoder):
+    // the server refuses their underflow itself; the encoder's own check
+    // is unit-tested.
+    for (i, (column, _)) in altered.iter().enumerate() {
+        let record = format!("{}\t{}:0\t", i + 2, i + 2);
+        let line = lines.lines().find(|l| l.starts_with(&record)).unwrap();
+        let ours = format!("column {:?}", columns[*column]);
+        let server = format!("column {}:", columns[*column]);
+        assert!(line.contains(&ours) || line.contains(&server), "{line}");
+    }
+    let got = table.rows(
+        "f::text, r::text, n::text, v, ts::text, d::text, j::text",
+        "id",
+    );
+    assert_eq!(got.len(), 1);
+    let expect = [
+        "1e-300",
+        "1e-40",
+        "1234.50",
+        "ab ",
+        "2020-01-01 10:00:00.123456",
+        "2020-01-01",
+        "{\"a\": {\"b\": 1}, \"b\": 2}",
+    ];
+    let expect: Vec<Option<String>> = expect.iter().map(|v| Some(v.to_string())).collect();
+    assert_eq!(got[0], expect);
+}
+
+#[test]
+fn pg_values_floats_that_underflow_are_refused_in_binary_copy() {
+    let ddl = "CREATE TABLE {t} (id int PRIMARY KEY, f float8, r float4)";
+    let name = "pgsink_values_underflow";
+    let mut table = Table::new(name, ddl);
+    let columns = ["id", "f", "r"];
+    let rows = Rows::text(
+        &columns,
+        &[
+            &[Some("1"), Some("1e-300"), Some("1e-40")],
+            &[Some("2"), Some("1e-400"), Some("1")],
+            &[Some("3"), Some("1"), Some("-1e-50")],
+            &[Some("4"), Some("0e-999"), Some("-0.0")],
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.tsv");
+    let config = PgConfig::new(url(), name, &columns)
+        .max_bad(2)
+        .reject_file(&file);
+    let target = PgTarget::new(config);
+    Import::new(target.clone()).run(vec![rows]).unwrap();
+    assert_eq!(target.binary(), Some(true));
+    let lines = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        lines.contains("2\t2:0\trecord 2, column \"f\": \"1e-400\" is out of range"),
+        "{lines}"
+    );
+    assert!(
+        lines.contains("3\t3:0\trecord 3, column \"r\": \"-1e-50\" is out of range"),
+        "{lines}"
+    );
+    let got = table.rows("id::text AS i, f::text, r::text", "id");
+    let some = |v: &str| Some(v.to_owned());
+    assert_eq!(
+        got,
+        vec![
+            vec![some("1"), some("1e-300"), some("1e-40")],
+            vec![some("4"), some("0"), some("-0")],
+        ]
+    );
+}

@@ -70,6 +70,13 @@ impl Lexer {
         &mut self.window
     }
 
+    /// The window past the token handed out last, for a caller that reads
+    /// on without tokens (the split plan's [`skim`](crate::skim)).
+    pub(crate) fn window_after_token(&mut self) -> &mut Window {
+        self.window.consume(std::mem::take(&mut self.last_len));
+        &mut self.window
+    }
+
     /// The next token. Faults are located from the token's first byte.
     pub(crate) fn next_token(&mut self) -> Result<Token<'_>, Located> {
         self.window.consume(std::mem::take(&mut self.last_len));

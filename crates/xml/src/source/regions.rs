@@ -10,7 +10,7 @@ use crate::document::Document;
 use crate::error::{ErrorPosition, XmlError};
 use crate::input::Counting;
 use crate::lexer::Lexer;
-use crate::region::{self, PendingRegion, Plan, RegionReader};
+use crate::region::{self, PendingRegion, RegionReader};
 use crate::usage::ColumnUsage;
 use crate::window::Window;
 
@@ -81,7 +81,7 @@ impl XmlSource {
             return Ok(vec![Self::open(path, config)?]);
         }
         let size = std::fs::metadata(path).map_err(io_error)?.len();
-        let plan = Plan::start(path, size, &config, regions).map_err(io_error)?;
+        let plan = region::plan(path, size, &config, regions).map_err(io_error)?;
         let usage = ColumnUsage::new(config.columns());
         let head = RegionReader::new(path, 0, Some((Arc::clone(&plan), 0))).map_err(io_error)?;
         let mut first = Self::build(
@@ -125,7 +125,7 @@ impl XmlSource {
             regions,
             config,
         } = pending;
-        let Some(boundary) = plan.boundary(index - 1) else {
+        let Some(boundary) = plan.point(index - 1) else {
             return Ok(false);
         };
         let next = (index + 1 < regions).then(|| (Arc::clone(&plan), index));

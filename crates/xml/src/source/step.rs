@@ -26,7 +26,7 @@ impl RegionEnd {
     pub(super) fn expected(&self) -> Option<Vec<String>> {
         match self {
             RegionEnd::Input => None,
-            RegionEnd::Planned(plan, k) => plan.boundary(*k).map(|b| b.open),
+            RegionEnd::Planned(plan, k) => plan.point(*k).map(|b| b.open),
         }
     }
 }

@@ -95,7 +95,8 @@ fn trap_document(records: usize) -> String {
         xml.push_str(&format!(
             "<product id=\"{i}\"><name>n{i} &amp; caf\u{e9}</name>\
              <rel><product id=\"in{i}\"><name>inner</name></product></rel>\
-             <price>{i}.50</price></product>\n"
+             <!-- </product> --><![CDATA[</product>]]><?pi </product>?>\
+             <x a='/>' b=\"/product>\"/><price>{i}.50</price></product>\n"
         ));
         if i % 6 == 4 {
             xml.push_str(&format!("<product id=\"g{i}\"/>\n</group>\n"));

@@ -2,71 +2,14 @@
 //! (through [`Import`] into a target that records what it commits).
 
 use std::collections::BTreeMap;
-use std::convert::Infallible;
 use std::fs::File;
 use std::io::{BufWriter, Cursor};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 
-use ringpipe_pipeline::{Checkpoint, Import, Row, Sink, Source, Value};
+use crate::common::land;
 use ringpipe_text::{write_csv, write_jsonl, CsvSource, JsonlSource, TextConfig};
 use ringpipe_xml::gen::{Catalogue, PRODUCT_COLUMNS};
 use ringpipe_xml::XmlSource;
-
-type Table = Arc<Mutex<BTreeMap<u64, Vec<Option<String>>>>>;
-
-/// Keeps each committed row by record number.
-struct Recorder {
-    pending: Vec<(u64, Vec<Option<String>>)>,
-    table: Table,
-}
-
-impl Sink for Recorder {
-    type Error = Infallible;
-    fn begin(&mut self) -> Result<(), Infallible> {
-        self.pending.clear();
-        Ok(())
-    }
-    fn write(&mut self, row: &Row) -> Result<(), Infallible> {
-        let values = row
-            .values()
-            .map(|v| {
-                v.map(|v| match v {
-                    Value::Text(text) => text.to_owned(),
-                    Value::Bytes(bytes) => format!("bytes {bytes:?}"),
-                })
-            })
-            .collect();
-        self.pending.push((row.position().record, values));
-        Ok(())
-    }
-    fn commit(&mut self, _: &Checkpoint<'_>) -> Result<(), Infallible> {
-        let mut table = self.table.lock().unwrap();
-        for (record, values) in self.pending.drain(..) {
-            assert!(
-                table.insert(record, values).is_none(),
-                "record {record} twice"
-            );
-        }
-        Ok(())
-    }
-}
-
-fn land<S: Source>(regions: Vec<S>) -> BTreeMap<u64, Vec<Option<String>>> {
-    let table = Table::default();
-    let shared = Arc::clone(&table);
-    Import::new(move |_| {
-        Ok(Recorder {
-            pending: Vec::new(),
-            table: Arc::clone(&shared),
-        })
-    })
-    .shards(2)
-    .batch_rows(97)
-    .run(regions)
-    .unwrap();
-    Arc::try_unwrap(table).unwrap().into_inner().unwrap()
-}
 
 fn write(catalogue: &Catalogue, dir: &Path) {
     let rows = || catalogue.products().map(|p| p.values().to_vec());

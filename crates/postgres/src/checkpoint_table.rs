@@ -1,0 +1,95 @@
+//! The shape of [`CHECKPOINT_TABLE`](crate::CHECKPOINT_TABLE), created on
+//! demand, and the migration of the shape before parts existed.
+//!
+//! The same shape as the MySQL sink's: one row per (target table, input,
+//! part, shard), so that the parts of one input, and imports of several
+//! inputs into one table, never overwrite each other's progress;
+//! `complete` marks a part that finished (every shard row of it at once),
+//! `records` counts the records the shard committed (stored or set aside).
+
+use postgres::{Client, GenericClient};
+
+use crate::ident::quote;
+use crate::PgError;
+
+/// Creates the checkpoint table `checkpoints` (quoted) if needed, or
+/// migrates one of the shape before parts.
+pub(crate) fn ensure_table(client: &mut Client, checkpoints: &str) -> Result<(), PgError> {
+    let sql = format!(
+        "CREATE TABLE IF NOT EXISTS {checkpoints} (
+           target_table text NOT NULL,
+           input text NOT NULL,
+           part integer NOT NULL DEFAULT 0,
+           parts integer NOT NULL DEFAULT 1,
+           shard integer NOT NULL,
+           shards integer NOT NULL,
+           last_record bigint NOT NULL,
+           records bigint NOT NULL DEFAULT 0,
+           complete boolean NOT NULL DEFAULT false,
+           mapping text NOT NULL,
+           updated timestamptz NOT NULL DEFAULT now(),
+           PRIMARY KEY (target_table, input, part, shard))"
+    );
+    match client.batch_execute(&sql) {
+        Ok(()) => {}
+        // Two imports creating it at once: one of them wins, which is all
+        // `IF NOT EXISTS` wanted (unique_violation on pg_type, duplicate_table).
+        Err(e) if matches!(e.code().map(|c| c.code()), Some("23505" | "42P07")) => {}
+        Err(e) => return Err(PgError::server(e, "creating the checkpoint table")),
+    }
+    if has_parts(client, checkpoints)? {
+        return Ok(());
+    }
+    migrate(client, checkpoints)
+}
+
+/// Whether the table has the current shape (a `part` column).
+fn has_parts(client: &mut impl GenericClient, checkpoints: &str) -> Result<bool, PgError> {
+    let sql = "SELECT count(*) FROM pg_attribute WHERE attrelid = $1::text::regclass \
+               AND attname = 'part' AND NOT attisdropped";
+    let found: i64 = client
+        .query_one(sql, &[&checkpoints])
+        .map_err(|e| PgError::server(e, "reading the checkpoint table's shape"))?
+        .get(0);
+    Ok(found > 0)
+}
+
+/// The shape keyed (target_table, shard) turned into the current one in
+/// place, in one transaction that holds the table alone (a second importer
+/// migrating at the same time waits, then finds it done): its rows become
+/// part 0 of 1, not complete.
+fn migrate(client: &mut Client, checkpoints: &str) -> Result<(), PgError> {
+    let context = "migrating the checkpoint table";
+    let mut tx = client
+        .transaction()
+        .map_err(|e| PgError::server(e, context))?;
+    tx.batch_execute(&format!(
+        "LOCK TABLE {checkpoints} IN ACCESS EXCLUSIVE MODE"
+    ))
+    .map_err(|e| PgError::server(e, context))?;
+    if has_parts(&mut tx, checkpoints)? {
+        return tx.commit().map_err(|e| PgError::server(e, context));
+    }
+    let key = tx
+        .query_opt(
+            "SELECT conname::text FROM pg_constraint WHERE conrelid = $1::text::regclass \
+             AND contype = 'p'",
+            &[&checkpoints],
+        )
+        .map_err(|e| PgError::server(e, context))?;
+    let drop_key = match key {
+        Some(row) => format!("DROP CONSTRAINT {},", quote(row.get(0))?),
+        None => String::new(),
+    };
+    tx.batch_execute(&format!(
+        "ALTER TABLE {checkpoints} \
+           ADD COLUMN part integer NOT NULL DEFAULT 0, \
+           ADD COLUMN parts integer NOT NULL DEFAULT 1, \
+           ADD COLUMN records bigint NOT NULL DEFAULT 0, \
+           ADD COLUMN complete boolean NOT NULL DEFAULT false, \
+           {drop_key} \
+           ADD PRIMARY KEY (target_table, input, part, shard)"
+    ))
+    .map_err(|e| PgError::server(e, context))?;
+    tx.commit().map_err(|e| PgError::server(e, context))
+}

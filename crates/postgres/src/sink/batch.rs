@@ -1,0 +1,97 @@
+//! The open batch: its rows as COPY data, where each row ends (so that a
+//! range of them can be sent again), and what a bad record is reported
+//! with.
+
+use std::ops::Range;
+
+use ringpipe_pipeline::{RecordPosition, Row};
+
+use crate::reject::{push_values_line, Rejected};
+use crate::{CopyEncoder, PgError};
+
+/// One batch's rows, encoded.
+#[derive(Debug, Default)]
+pub(super) struct Batch {
+    /// COPY data of the encoded rows, without the binary header and trailer.
+    data: Vec<u8>,
+    /// End of each encoded row in `data`.
+    ends: Vec<usize>,
+    /// Each encoded row's position in the input.
+    positions: Vec<RecordPosition>,
+    /// Each encoded row's values as a reject line (kept only when bad
+    /// records are allowed), and the end of each line.
+    lines: Option<(Vec<u8>, Vec<usize>)>,
+    /// Records the encoder refused, set aside.
+    pub(super) refused: Vec<Rejected>,
+}
+
+impl Batch {
+    /// An empty batch; `keep_lines` when bad records may be set aside.
+    pub(super) fn new(keep_lines: bool) -> Batch {
+        Batch {
+            lines: keep_lines.then(Default::default),
+            ..Batch::default()
+        }
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.data.clear();
+        self.ends.clear();
+        self.positions.clear();
+        self.refused.clear();
+        if let Some((lines, ends)) = &mut self.lines {
+            lines.clear();
+            ends.clear();
+        }
+    }
+
+    /// Encodes `row`; a value the encoder refuses leaves the batch as it was.
+    pub(super) fn push(&mut self, row: &Row, encoder: &CopyEncoder) -> Result<(), PgError> {
+        encoder.row(row, &mut self.data)?;
+        self.ends.push(self.data.len());
+        self.positions.push(row.position());
+        if let Some((lines, ends)) = &mut self.lines {
+            push_values_line(row, lines);
+            ends.push(lines.len());
+        }
+        Ok(())
+    }
+
+    /// Encoded rows.
+    pub(super) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Records of the batch: encoded and refused.
+    pub(super) fn records(&self) -> u64 {
+        (self.ends.len() + self.refused.len()) as u64
+    }
+
+    /// The COPY data of `rows`.
+    pub(super) fn data(&self, rows: Range<usize>) -> &[u8] {
+        let start = rows.start.checked_sub(1).map_or(0, |i| self.ends[i]);
+        let end = rows.end.checked_sub(1).map_or(0, |i| self.ends[i]);
+        &self.data[start..end.max(start)]
+    }
+
+    /// Row `index` as a bad record refused for `reason`.
+    pub(super) fn rejected(&self, index: usize, reason: String) -> Rejected {
+        let values = match &self.lines {
+            Some((lines, ends)) => {
+                let start = index.checked_sub(1).map_or(0, |i| ends[i]);
+                lines[start..ends[index]].to_vec()
+            }
+            None => b"\n".to_vec(),
+        };
+        Rejected {
+            position: self.positions[index],
+            reason,
+            values,
+        }
+    }
+
+    /// Row `index`'s position.
+    pub(super) fn position(&self, index: usize) -> RecordPosition {
+        self.positions[index]
+    }
+}

@@ -1,0 +1,205 @@
+//! [`PgSink`]: one shard's connection, one transaction per batch.
+
+mod batch;
+mod recover;
+mod send;
+
+use std::sync::Arc;
+
+use postgres::Client;
+use ringpipe_pipeline::{Checkpoint, Row, Sink};
+
+use self::batch::Batch;
+use crate::connect::connect;
+use crate::plan::Plan;
+use crate::reject::{values_line, RejectLog, Rejected};
+use crate::{checkpoint, CopyEncoder, PgConfig, PgError};
+
+/// One shard's writer: rows are encoded as COPY data as they arrive, and
+/// `commit` sends the batch in one transaction with its checkpoint.
+///
+/// The batch is sent at `commit`, not streamed from `write`: the driver's
+/// COPY writer borrows the connection, so it cannot outlive one call, and
+/// holding the batch lets a replay after a lost connection first ask the
+/// checkpoint whether the lost `COMMIT` had landed, and lets a batch with
+/// bad records be searched for them (bisection under savepoints).
+pub struct PgSink {
+    client: Client,
+    config: Arc<PgConfig>,
+    plan: Arc<Plan>,
+    rejects: Arc<RejectLog>,
+    shard: usize,
+    encoder: CopyEncoder,
+    batch: Batch,
+    /// A `COMMIT` lost its connection: the batch may have landed.
+    uncertain: bool,
+    /// The bad records of that batch, reserved in the budget until the
+    /// checkpoint settles whether it committed.
+    unsettled: Vec<Rejected>,
+    /// Bad records the last successful commit set aside.
+    last_diverted: u64,
+}
+
+impl PgSink {
+    /// Connects the sink of `shard`.
+    pub(crate) fn open(
+        config: Arc<PgConfig>,
+        plan: Arc<Plan>,
+        rejects: Arc<RejectLog>,
+        shard: usize,
+    ) -> Result<Self, PgError> {
+        let client = session(&config, &plan)?;
+        let encoder = plan.encoder();
+        let batch = Batch::new(rejects.max_bad() > 0);
+        Ok(PgSink {
+            client,
+            config,
+            plan,
+            rejects,
+            shard,
+            encoder,
+            batch,
+            uncertain: false,
+            unsettled: Vec::new(),
+            last_diverted: 0,
+        })
+    }
+
+    /// Whether the batch's COPY is binary.
+    pub fn is_binary(&self) -> bool {
+        self.plan.binary
+    }
+
+    /// Commits the batch unless the checkpoint shows that its lost
+    /// `COMMIT` had landed.
+    fn commit_batch(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), PgError> {
+        if self.client.is_closed() {
+            self.client = session(&self.config, &self.plan)?;
+        }
+        if self.uncertain {
+            // Settled only once the checkpoint could be read: an error
+            // here leaves the batch uncertain for the next replay.
+            let landed = self.landed(checkpoint)?;
+            self.uncertain = false;
+            let unsettled = std::mem::take(&mut self.unsettled);
+            if landed {
+                log::info!(
+                    "shard {}: the batch through record {} had committed",
+                    self.shard,
+                    checkpoint.last_record
+                );
+                self.settle(&unsettled);
+                return Ok(());
+            }
+            self.rejects.release(unsettled.len() as u64);
+        }
+        self.send(checkpoint)
+    }
+
+    /// Whether this shard's checkpoint already covers the batch.
+    fn landed(&mut self, checkpoint: &Checkpoint<'_>) -> Result<bool, PgError> {
+        let Some(import) = checkpoint.import else {
+            // Without checkpoints nothing can tell, and sending the batch
+            // again could store it twice: fail instead.
+            return Err(PgError::CommitUnknown {
+                last: checkpoint.last_record,
+            });
+        };
+        let through = checkpoint::committed_through(
+            &mut self.client,
+            &self.plan.checkpoints,
+            &self.plan.table,
+            (import, self.shard),
+        )?;
+        Ok(through.is_some_and(|last| last >= checkpoint.last_record))
+    }
+
+    /// Counts a committed batch's bad records.
+    fn settle(&mut self, rejected: &[Rejected]) {
+        self.last_diverted = rejected.len() as u64;
+        if !rejected.is_empty() {
+            log::info!(
+                "shard {}: set aside {} bad record(s)",
+                self.shard,
+                rejected.len()
+            );
+        }
+    }
+
+    /// The error for a bad record beyond the budget: the record's own
+    /// error when none are allowed.
+    fn over_budget(&self, rejected: &Rejected, error: Option<PgError>) -> PgError {
+        match (self.rejects.max_bad(), error) {
+            (0, Some(source)) => PgError::BadRecord {
+                position: rejected.position,
+                source: Box::new(source),
+            },
+            (max_bad, _) => PgError::TooManyBadRecords {
+                max_bad,
+                position: rejected.position,
+                reason: rejected.reason.clone(),
+            },
+        }
+    }
+}
+
+/// A connection with the init commands run and the staging table made.
+fn session(config: &PgConfig, plan: &Plan) -> Result<Client, PgError> {
+    let mut client = connect(&config.url, &config.init_commands)?;
+    if let Some(sql) = &plan.create_stage {
+        client
+            .batch_execute(sql)
+            .map_err(|e| PgError::server(e, "creating the staging table"))?;
+    }
+    Ok(client)
+}
+
+impl Sink for PgSink {
+    type Error = PgError;
+
+    fn begin(&mut self) -> Result<(), PgError> {
+        self.batch.clear();
+        Ok(())
+    }
+
+    fn write(&mut self, row: &Row) -> Result<(), PgError> {
+        match self.batch.push(row, &self.encoder) {
+            Err(error @ PgError::BadValue { .. }) if self.rejects.max_bad() > 0 => {
+                let rejected = Rejected {
+                    position: row.position(),
+                    reason: error.to_string(),
+                    values: values_line(row),
+                };
+                if !self.rejects.fits(self.batch.refused.len() as u64 + 1) {
+                    return Err(self.over_budget(&rejected, Some(error)));
+                }
+                self.batch.refused.push(rejected);
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    fn commit(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), PgError> {
+        self.last_diverted = 0;
+        let result = self.commit_batch(checkpoint);
+        if result.is_err() && !self.client.is_closed() {
+            // Surface a failed ROLLBACK: the connection is then unusable.
+            if let Err(e) = self.client.batch_execute("ROLLBACK") {
+                log::warn!("shard {}: rollback failed: {e}", self.shard);
+                self.client = session(&self.config, &self.plan)?;
+            }
+        }
+        result
+    }
+
+    fn last_commit_diverted(&self) -> u64 {
+        self.last_diverted
+    }
+
+    fn rollback(&mut self) -> Result<(), PgError> {
+        // `commit` rolled back its own transaction; the replay rewrites the batch.
+        self.batch.clear();
+        Ok(())
+    }
+}

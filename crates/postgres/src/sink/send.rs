@@ -1,0 +1,126 @@
+//! One batch's transaction: `BEGIN`, the COPY and the mode's merge (or,
+//! when a record fails, the search for the bad ones), the checkpoint, the
+//! bad records to the reject file, `COMMIT`.
+
+use std::io::Write;
+use std::ops::Range;
+
+use postgres::types::ToSql;
+use ringpipe_pipeline::{Checkpoint, Part};
+
+use super::PgSink;
+use crate::reject::Rejected;
+use crate::PgError;
+
+impl PgSink {
+    /// Runs one statement (or several, `;`-separated, without parameters).
+    pub(super) fn run(&mut self, sql: &str, what: &str) -> Result<(), PgError> {
+        self.client
+            .batch_execute(sql)
+            .map_err(|e| PgError::server(e, what))
+    }
+
+    /// Sends the batch and its checkpoint in one transaction.
+    pub(super) fn send(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), PgError> {
+        self.run("BEGIN", "starting a transaction")?;
+        let records = self.batch.records();
+        let mut rejected = std::mem::take(&mut self.batch.refused);
+        let all = 0..self.batch.len();
+        if !all.is_empty() {
+            if let Err(error) = self.write_rows(all.clone(), false) {
+                if !error.is_row_error() {
+                    return Err(error);
+                }
+                self.run("ROLLBACK; BEGIN", "restarting the transaction")?;
+                self.bisect(all, Some(error), &mut rejected)?;
+            }
+        }
+        let count = rejected.len() as u64;
+        if count > 0 && !self.rejects.reserve(count) {
+            return Err(self.over_budget(&rejected[0], None));
+        }
+        match self.finish((checkpoint, records), &rejected) {
+            Ok(()) => {
+                self.settle(&rejected);
+                Ok(())
+            }
+            Err(error) => {
+                match self.uncertain {
+                    // Kept, with their budget, until the checkpoint tells
+                    // whether the batch committed.
+                    true => self.unsettled = rejected,
+                    false => self.rejects.release(count),
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// COPYs `rows` and merges them into the target; `alone` when other
+    /// ranges follow in the same transaction (the staging table is then
+    /// emptied after the merge).
+    pub(super) fn write_rows(&mut self, rows: Range<usize>, alone: bool) -> Result<(), PgError> {
+        let context = || format!("COPY of {} row(s)", rows.len());
+        let mut copy = self
+            .client
+            .copy_in(self.plan.copy.as_str())
+            .map_err(|e| PgError::server(e, "starting COPY"))?;
+        let sent = copy
+            .write_all(self.encoder.header())
+            .and_then(|()| copy.write_all(self.batch.data(rows.clone())))
+            .and_then(|()| copy.write_all(self.encoder.trailer()));
+        if let Err(source) = sent {
+            drop(copy); // aborts the COPY
+            let lost = self.client.is_closed();
+            return Err(PgError::Io {
+                context: "sending COPY data",
+                source,
+                lost,
+            });
+        }
+        copy.finish().map_err(|e| PgError::server(e, context()))?;
+        let plan = std::sync::Arc::clone(&self.plan);
+        for sql in &plan.merge {
+            self.run(sql, "merging the batch")?;
+        }
+        if let (true, Some(clear)) = (alone, &plan.clear_stage) {
+            self.run(clear, "emptying the staging table")?;
+        }
+        Ok(())
+    }
+
+    /// The checkpoint (the batch held `records` records), the bad records
+    /// to the reject file, `COMMIT`.
+    fn finish(
+        &mut self,
+        (checkpoint, records): (&Checkpoint<'_>, u64),
+        rejected: &[Rejected],
+    ) -> Result<(), PgError> {
+        if let Some(import) = checkpoint.import {
+            let Part { index, count } = import.part;
+            let params: [&(dyn ToSql + Sync); 9] = [
+                &self.plan.table,
+                &import.input,
+                &(index as i32),
+                &(count as i32),
+                &(checkpoint.shard as i32),
+                &(import.shards as i32),
+                &(checkpoint.last_record as i64),
+                &(records as i64),
+                &import.mapping,
+            ];
+            self.client
+                .execute(self.plan.record.as_str(), &params)
+                .map_err(|e| PgError::server(e, "recording the checkpoint"))?;
+        }
+        // Before the COMMIT: a kill after it cannot lose them (see `reject`).
+        self.rejects.write(rejected)?;
+        // When a COMMIT's connection is gone (a FATAL from a terminated
+        // backend, a dropped socket), the transaction may have landed before
+        // it; an error the server answered on a live connection means it
+        // did not.
+        let committed = self.run("COMMIT", "committing");
+        self.uncertain = committed.is_err() && self.client.is_closed();
+        committed
+    }
+}

@@ -1,0 +1,147 @@
+//! A `COMMIT` that landed but whose reply was lost: a proxy between sink
+//! and server forwards the k-th `COMMIT`, swallows the server's answer and
+//! drops both connections. The sink must learn from the checkpoint that
+//! the batch (with its bad records set aside) committed, and not send it
+//! again; without checkpoints it must say it cannot know.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ringpipe_pipeline::{Import, ImportError};
+use ringpipe_postgres::{PgConfig, PgError, PgTarget};
+
+use crate::common::{url, Rows, Table};
+
+/// The simple-query message `COMMIT` as the driver sends it.
+const COMMIT: &[u8] = b"Q\0\0\0\x0bCOMMIT\0";
+
+/// A proxy to the test server that cuts the `cut`-th `COMMIT` (1-based,
+/// over all its connections) after the server received it. Returns the
+/// URL through it.
+fn proxy(cut: usize) -> String {
+    let server = url();
+    let rest = server.split_once('@').map_or(server.as_str(), |(_, r)| r);
+    let (address, database) = rest.split_once('/').unwrap();
+    let (user, _) = server
+        .trim_start_matches("postgres://")
+        .split_once('@')
+        .unwrap();
+    let address = address.to_owned();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { return };
+            let Ok(server) = TcpStream::connect(&address) else {
+                return;
+            };
+            relay(client, server, cut, Arc::clone(&seen));
+        }
+    });
+    format!("postgres://{user}@127.0.0.1:{port}/{database}")
+}
+
+/// Forwards both ways; after forwarding the cut COMMIT, drops what the
+/// server answers and closes both ends.
+fn relay(client: TcpStream, server: TcpStream, cut: usize, seen: Arc<AtomicUsize>) {
+    let swallow = Arc::new(AtomicBool::new(false));
+    let (mut from_server, mut to_client) =
+        (server.try_clone().unwrap(), client.try_clone().unwrap());
+    let quiet = Arc::clone(&swallow);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 65536];
+        while let Ok(n @ 1..) = from_server.read(&mut buf) {
+            // Set before the COMMIT is forwarded: its answer never passes.
+            if quiet.load(Ordering::SeqCst) || to_client.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+    });
+    let (mut from_client, mut to_server) = (client, server);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 65536];
+        while let Ok(n @ 1..) = from_client.read(&mut buf) {
+            let commit = buf[..n].windows(COMMIT.len()).any(|w| w == COMMIT);
+            let now = commit && seen.fetch_add(1, Ordering::SeqCst) + 1 == cut;
+            if now {
+                swallow.store(true, Ordering::SeqCst);
+            }
+            if to_server.write_all(&buf[..n]).is_err() {
+                break;
+            }
+            if now {
+                // The server commits; its answer is swallowed.
+                std::thread::sleep(Duration::from_millis(300));
+                let _ = from_client.shutdown(Shutdown::Both);
+                let _ = to_server.shutdown(Shutdown::Both);
+                break;
+            }
+        }
+    });
+}
+
+const DDL: &str = "CREATE TABLE {t} (id int PRIMARY KEY, n int NOT NULL)";
+
+/// Rows 1..=30, record 15's `n` NULL (a bad record in the second batch).
+fn rows() -> Rows {
+    let owned: Vec<[Option<String>; 2]> = (1..=30)
+        .map(|i: u32| [Some(i.to_string()), (i != 15).then(|| i.to_string())])
+        .collect();
+    let refs: Vec<[Option<&str>; 2]> = owned
+        .iter()
+        .map(|[a, b]| [a.as_deref(), b.as_deref()])
+        .collect();
+    let slices: Vec<&[Option<&str>]> = refs.iter().map(|r| &r[..]).collect();
+    Rows::text(&["id", "n"], &slices)
+}
+
+#[test]
+fn pg_lost_commit_with_bad_records_is_settled_by_the_checkpoint() {
+    let name = "pgsink_lost_commit";
+    let mut table = Table::new(name, DDL);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.tsv");
+    let config = PgConfig::new(proxy(2), name, &["id", "n"])
+        .max_bad(3)
+        .reject_file(&file);
+    let target = PgTarget::new(config);
+    let summary = Import::new(target.clone())
+        .batch_rows(10)
+        .checkpoints("lost commit 30", "id,n")
+        .run(vec![rows()])
+        .unwrap();
+    assert!(summary.rewinds >= 1, "the COMMIT was not cut: {summary:?}");
+    // Sent again, every row of the batch would have been a duplicate key.
+    assert_eq!(target.rejected(), 1);
+    assert_eq!(summary.rows_written, 29, "{summary:?}");
+    let lines = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(lines.lines().count(), 1, "{lines}");
+    assert!(
+        lines.starts_with("15\t15:0\t") && lines.contains("23502"),
+        "{lines}"
+    );
+    assert_eq!(table.hash().0, 29);
+}
+
+#[test]
+fn pg_lost_commit_without_checkpoints_is_an_error_not_a_second_send() {
+    let name = "pgsink_lost_commit_pipe";
+    let mut table = Table::new(name, DDL);
+    let config = PgConfig::new(proxy(1), name, &["id", "n"]);
+    let failure = Import::new(PgTarget::new(config))
+        .batch_rows(10)
+        .run(vec![Rows::text(&["id", "n"], &[&[Some("1"), Some("1")]])])
+        .unwrap_err();
+    let ImportError::Sink { error, .. } = &failure.error else {
+        panic!("{failure}");
+    };
+    assert!(
+        matches!(error, PgError::CommitUnknown { last: 1 }),
+        "{error}"
+    );
+    assert_eq!(table.hash().0, 1, "the batch did land, once");
+}

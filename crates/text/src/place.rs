@@ -1,0 +1,133 @@
+//! [`Place`]: what a CSV and a JSON Lines source count alike about their
+//! region: its input, where it starts, the records before and in it, and
+//! a later region's wait for its start.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use ringpipe_pipeline::SourceProgress;
+
+use crate::input;
+use crate::region::{self, Boundary, Pending, Scan, Text};
+use crate::TextError;
+
+/// A source's place in its input.
+pub(crate) struct Place {
+    /// The input's name in messages.
+    pub(crate) input: String,
+    /// The file's size, known to the first region only.
+    total: Option<u64>,
+    /// Raw bytes read, when one region reads the whole input (gzip counts
+    /// compressed bytes); else progress is the offset in the region.
+    raw_bytes: Option<Arc<AtomicU64>>,
+    /// Offset of the region's first byte.
+    start: u64,
+    /// Records of the whole input read so far.
+    pub(crate) records: u64,
+    /// Records before the region.
+    pub(crate) first_record: u64,
+    /// A later region that waits for its start.
+    pending: Option<Pending>,
+}
+
+/// What [`Place::begin`] found.
+pub(crate) enum Begin {
+    /// The region is under way (or the first).
+    Going,
+    /// A later region starts: its text, and where it starts.
+    Started(Text, Boundary),
+    /// The plan found fewer regions: this one is empty.
+    Empty,
+}
+
+impl Place {
+    /// The place of a region reading `input` from offset `start`.
+    pub(crate) fn new(input: String, start: u64) -> Self {
+        Place {
+            input,
+            total: None,
+            raw_bytes: None,
+            start,
+            records: 0,
+            first_record: 0,
+            pending: None,
+        }
+    }
+
+    /// Offset of the region's first byte (known once it began).
+    pub(crate) fn start(&self) -> u64 {
+        self.start
+    }
+
+    /// The error of an input that cannot be read.
+    pub(crate) fn io(&self, source: std::io::Error) -> TextError {
+        TextError::Io {
+            input: self.input.clone(),
+            source,
+        }
+    }
+
+    /// Starts a later region once its start is known.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be opened again.
+    pub(crate) fn begin(&mut self) -> Result<Begin, TextError> {
+        let Some(pending) = self.pending.take() else {
+            return Ok(Begin::Going);
+        };
+        match pending.start().map_err(|e| self.io(e))? {
+            None => Ok(Begin::Empty),
+            Some((text, at)) => {
+                self.start = at.offset;
+                (self.records, self.first_record) = (at.records_before, at.records_before);
+                Ok(Begin::Started(text, at))
+            }
+        }
+    }
+
+    /// The progress of a source whose next unread byte is at `offset`.
+    pub(crate) fn progress(&self, offset: u64) -> SourceProgress {
+        SourceProgress {
+            bytes_read: match &self.raw_bytes {
+                // Relaxed: a statistic written by this same thread.
+                Some(raw) => raw.load(Ordering::Relaxed),
+                None => offset - self.start,
+            },
+            bytes_total: self.total,
+            records: self.records - self.first_record,
+        }
+    }
+}
+
+/// Opens the file at `path` as `regions` regions found by `scan` (one when
+/// it cannot be split: stdin, a pipe, gzip): the first region's text and
+/// place, and the places of the later regions, which start once the scan
+/// has found where.
+///
+/// # Errors
+///
+/// The file cannot be read.
+pub(crate) fn open(
+    path: &Path,
+    regions: usize,
+    scan: Scan,
+) -> Result<(Text, Place, Vec<Place>), TextError> {
+    let mut first = Place::new(input::name(path), 0);
+    let opened = input::open(path).map_err(|e| first.io(e))?;
+    (first.start, first.total) = (opened.start, opened.total);
+    let planned = region::plan(path, &opened, regions, scan).map_err(|e| first.io(e))?;
+    let Some((head, pending)) = planned else {
+        first.raw_bytes = Some(opened.raw_bytes);
+        return Ok((opened.reader, first, Vec::new()));
+    };
+    let later = pending
+        .into_iter()
+        .map(|pending| Place {
+            pending: Some(pending),
+            ..Place::new(first.input.clone(), 0)
+        })
+        .collect();
+    Ok((head, first, later))
+}

@@ -1,0 +1,107 @@
+//! CSV: quoting, `NULL`, the header, and errors with line, field and record.
+
+use std::io::Cursor;
+
+use ringpipe_pipeline::{Row, Source};
+use ringpipe_text::{CsvSource, TextConfig, TextError};
+
+use crate::common::cells;
+
+fn read(csv: &[u8], config: TextConfig) -> Result<Vec<Vec<Option<String>>>, TextError> {
+    let columns = config.columns.len();
+    let mut source = CsvSource::from_reader(Cursor::new(csv.to_vec()), "t.csv", config)?;
+    let mut row = Row::with_columns(columns);
+    let mut rows = Vec::new();
+    while source.next_row(&mut row)? {
+        rows.push(
+            (0..columns)
+                .map(|i| row.text(i).map(str::to_owned))
+                .collect(),
+        );
+    }
+    Ok(rows)
+}
+
+#[test]
+fn quoting_delimiters_and_nulls() {
+    let csv = b"b;a;skip\n\"x;\"\"y\"\"\nz\";NULL;1\n\n;\"\";2\r\n\"NULL\";3;4";
+    let config = TextConfig::new(["a", "b"])
+        .delimiter(b';')
+        .null_string("NULL");
+    assert_eq!(
+        read(csv, config).unwrap(),
+        cells(&[
+            &[None, Some("x;\"y\"\nz")],
+            &[Some(""), Some("")],
+            &[Some("3"), Some("NULL")],
+        ])
+    );
+}
+
+#[test]
+fn only_an_unquoted_null_string_is_null() {
+    let config = TextConfig::new(["id", "v"]).null_string("\\N");
+    let rows = read(b"id,v\n1,\\N\n2,\"\\N\"\n3,\\N \n", config).unwrap();
+    let expected = cells(&[
+        &[Some("1"), None],
+        &[Some("2"), Some("\\N")],
+        &[Some("3"), Some("\\N ")],
+    ]);
+    assert_eq!(rows, expected);
+    // PostgreSQL's CSV default: an unquoted empty field is NULL, "" is empty.
+    let config = TextConfig::new(["id", "v"]).null_string("");
+    let rows = read(b"id,v\n1,\n2,\"\"\n", config).unwrap();
+    assert_eq!(rows, cells(&[&[Some("1"), None], &[Some("2"), Some("")]]));
+}
+
+#[test]
+fn errors_name_line_field_and_record() {
+    let error = read(b"a,b\n1,2\n3\n", TextConfig::new(["a", "b"])).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "t.csv:3:2: record 2: 2 fields as in the header, found 1"
+    );
+    let error = read(b"a,b\n1,2\n\"x\ny\",2,3\n", TextConfig::new(["a", "b"])).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "t.csv:3:3: record 2: 2 fields as in the header, found 3"
+    );
+    let error = read(b"a,b\n1,\"x\ny\xff\"\n", TextConfig::new(["a", "b"])).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "t.csv:3:2: record 1: UTF-8 text, found byte 0xff at byte offset 10"
+    );
+}
+
+#[test]
+fn a_field_longer_than_the_limit_is_refused() {
+    let config = TextConfig::new(["a"]).max_value_bytes(8);
+    assert_eq!(read(b"a\n12345678\n", config.clone()).unwrap().len(), 1);
+    let error = read(b"a\n1\n123456789\n", config).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("t.csv:3:1: record 2: a field of at most 8 bytes"),
+        "{error}"
+    );
+}
+
+#[test]
+fn header_must_fit() {
+    let strict = TextConfig::new(["a"]).strict(true);
+    assert!(read(b"a,x\n", strict).is_err());
+    assert!(read(b"a,a\n", TextConfig::new(["a"])).is_err());
+    let error = read(b"a,x\n1,2\n", TextConfig::new(["a", "b"])).unwrap_err();
+    assert!(matches!(error, TextError::Mapping { .. }), "{error:?}");
+    assert_eq!(
+        error.to_string(),
+        "t.csv: the header names no field for the column(s) [\"b\"]; its fields are \
+         [\"a\", \"x\"] (choose the columns with --columns / TextConfig::new)"
+    );
+    assert!(read(b"", TextConfig::new(["a"])).is_err());
+    let error = read(b"a,\"\xff\"\n", TextConfig::new(["a"])).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "t.csv:1:2: record 0: UTF-8 text, found byte 0xff at byte offset 3"
+    );
+}

@@ -1,0 +1,254 @@
+//! Regions read in parallel: the same rows, the same record numbers and
+//! the same error positions as one region, whatever the split.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+
+use ringpipe_pipeline::Source;
+use ringpipe_text::{write_csv, write_jsonl, CsvSource, JsonlSource, TextConfig};
+use ringpipe_xml::gen::{Catalogue, PRODUCT_COLUMNS};
+
+use crate::common::{land, try_land, Rows};
+
+fn csv(path: &Path, regions: usize) -> Vec<CsvSource> {
+    let config = TextConfig::new(PRODUCT_COLUMNS).null_string("\\N");
+    CsvSource::open_regions(path, config, regions).unwrap()
+}
+
+fn jsonl(path: &Path, regions: usize) -> Vec<JsonlSource> {
+    JsonlSource::open_regions(path, TextConfig::new(PRODUCT_COLUMNS), regions).unwrap()
+}
+
+#[test]
+fn one_two_and_three_regions_land_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalogue = Catalogue::new(3_000).seed(11).extras(true);
+    let rows = || catalogue.products().map(|p| p.values().to_vec());
+    let (c, j) = (dir.path().join("c.csv"), dir.path().join("c.jsonl"));
+    write_csv(
+        BufWriter::new(File::create(&c).unwrap()),
+        &PRODUCT_COLUMNS,
+        rows(),
+        "\\N",
+    )
+    .unwrap();
+    write_jsonl(
+        BufWriter::new(File::create(&j).unwrap()),
+        &PRODUCT_COLUMNS,
+        rows(),
+    )
+    .unwrap();
+    let expected: Rows = (1..).zip(rows()).collect();
+    // The last of three regions starts about two thirds in.
+    let mut row = ringpipe_pipeline::Row::with_columns(PRODUCT_COLUMNS.len());
+    let mut last = csv(&c, 3).pop().unwrap();
+    assert!(last.next_row(&mut row).unwrap());
+    assert!(
+        (1_900..2_100).contains(&last.records_before()),
+        "{}",
+        last.records_before()
+    );
+    let mut last = jsonl(&j, 3).pop().unwrap();
+    assert!(last.next_row(&mut row).unwrap());
+    assert!(
+        (1_900..2_100).contains(&last.records_before()),
+        "{}",
+        last.records_before()
+    );
+    for regions in 1..=3 {
+        assert_eq!(csv(&c, regions).len(), regions);
+        assert_eq!(land(csv(&c, regions)), expected, "CSV in {regions} regions");
+        assert_eq!(
+            land(jsonl(&j, regions)),
+            expected,
+            "JSONL in {regions} regions"
+        );
+    }
+}
+
+/// A CSV whose middle is one quoted field of many lines that look like
+/// records, with CRLF line ends and empty lines around it.
+fn quoted_newlines() -> (Vec<u8>, Rows) {
+    let mut text = b"id,v\r\n".to_vec();
+    let mut rows = Rows::new();
+    let fake: String = (0..400).map(|i| format!("{i},fake\r\n\r\n")).collect();
+    for id in 1..=300u64 {
+        let v = match id {
+            150 => format!("start\r\n{fake}end"),
+            _ => format!("value {id}"),
+        };
+        text.extend_from_slice(format!("{id},\"{v}\"\r\n").as_bytes());
+        if id % 7 == 0 {
+            text.extend_from_slice(b"\r\n");
+        }
+        rows.insert(id, vec![Some(id.to_string()), Some(v)]);
+    }
+    (text, rows)
+}
+
+#[test]
+fn quoted_newlines_across_a_split_point_land_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("q.csv");
+    let (text, expected) = quoted_newlines();
+    std::fs::write(&path, &text).unwrap();
+    let config = TextConfig::new(["id", "v"]);
+    for regions in 1..=4 {
+        let sources = CsvSource::open_regions(&path, config.clone(), regions).unwrap();
+        assert_eq!(land(sources), expected, "{regions} regions");
+    }
+}
+
+#[test]
+fn a_fault_in_a_later_region_names_its_place_in_the_whole_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, j) = (dir.path().join("f.csv"), dir.path().join("f.jsonl"));
+    let mut csv_text = String::from("id,v\n");
+    let mut jsonl_text = String::new();
+    for id in 1..=2_000 {
+        match id {
+            1_700 => {
+                csv_text.push_str("1700\n");
+                jsonl_text.push_str("{\"id\": 1700, \"v\": \"a\", \"v\": \"b\"}\n");
+            }
+            _ => {
+                csv_text.push_str(&format!("{id},\"two\nlines\"\n"));
+                jsonl_text.push_str(&format!("{{\"id\": {id}, \"v\": \"x\"}}\n\n"));
+            }
+        }
+    }
+    std::fs::write(&c, csv_text).unwrap();
+    std::fs::write(&j, jsonl_text).unwrap();
+    let config = TextConfig::new(["id", "v"]);
+    for regions in 1..=3 {
+        let sources = CsvSource::open_regions(&c, config.clone(), regions).unwrap();
+        let (error, rows) = try_land(sources).unwrap_err();
+        // Record 1700 starts on line 1 + 2 × 1699 + 1.
+        assert!(
+            error.contains("f.csv:3400:2: record 1700: 2 fields as in the header, found 1"),
+            "{regions} regions: {error}"
+        );
+        // Every record before the fault landed.
+        assert!(
+            (1..1_700).all(|r| rows.contains_key(&r)),
+            "{regions} regions"
+        );
+        let sources = JsonlSource::open_regions(&j, config.clone(), regions).unwrap();
+        let (error, rows) = try_land(sources).unwrap_err();
+        assert!(
+            error.contains("f.jsonl:3399:26: record 1700: a JSON object (the key \"v\" twice)"),
+            "{regions} regions: {error}"
+        );
+        assert!(
+            (1..1_700).all(|r| rows.contains_key(&r)),
+            "{regions} regions"
+        );
+    }
+}
+
+#[test]
+fn more_regions_than_records_leave_the_rest_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    std::fs::write(&path, "{\"id\": 1}\n{\"id\": 2}\n").unwrap();
+    let sources = JsonlSource::open_regions(&path, TextConfig::new(["id"]), 8).unwrap();
+    assert_eq!(land(sources).len(), 2);
+    let path = dir.path().join("s.csv");
+    std::fs::write(&path, "id\n1\n2\n").unwrap();
+    let sources = CsvSource::open_regions(&path, TextConfig::new(["id"]), 8).unwrap();
+    assert_eq!(land(sources).len(), 2);
+}
+
+/// A small deterministic generator (xorshift), so failures reproduce.
+struct Random(u64);
+
+impl Random {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[self.below(from.len() as u64) as usize]
+    }
+}
+
+/// A CSV of awkward records: quoted newlines and quotes, CR, LF and CRLF
+/// ends, empty lines, byte-order-mark characters at line starts, and now
+/// and then a record of another width.
+fn awkward_csv(random: &mut Random) -> String {
+    let fields = [
+        "x",
+        "",
+        "plain words",
+        "\"q,\"\"uo\"\"\nted\"",
+        "\"\r\n\"",
+        "\"\"",
+        "\u{feff}bom",
+        "caf\u{e9}",
+        "a\"b",
+        "\"a\nb\nc\nd\"",
+        "\"1,2\"",
+        "\"\n\n\"",
+    ];
+    let ends = ["\n", "\r\n", "\r", "\n\n", "\r\n\r\n"];
+    let mut text = String::from("a,b,c\n");
+    for _ in 0..200 + random.below(300) {
+        let width = match random.below(3_000) {
+            0 => 2,
+            1 => 4,
+            _ => 3,
+        };
+        let record: Vec<&str> = (0..width).map(|_| random.pick(&fields)).collect();
+        text.push_str(&record.join(","));
+        text.push_str(random.pick(&ends));
+    }
+    text
+}
+
+#[test]
+fn awkward_csv_and_jsonl_read_the_same_in_any_number_of_regions() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut random = Random(0x9e37_79b9_7f4a_7c15);
+    let config = TextConfig::new(["a", "b", "c"]);
+    for case in 0..60 {
+        let path = dir.path().join(format!("{case}.csv"));
+        std::fs::write(&path, awkward_csv(&mut random)).unwrap();
+        let open = |regions| CsvSource::open_regions(&path, config.clone(), regions).unwrap();
+        let whole = try_land(open(1));
+        for regions in 2..=4 {
+            let split = try_land(open(regions));
+            match (&whole, &split) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "case {case}, {regions} regions"),
+                (Err(a), Err(b)) => assert_eq!(a.0, b.0, "case {case}, {regions} regions"),
+                _ => panic!("case {case}, {regions} regions: {whole:?} vs {split:?}"),
+            }
+        }
+        // The same values as JSON Lines, with blank lines between.
+        let path = dir.path().join(format!("{case}.jsonl"));
+        let mut text = String::new();
+        for (i, row) in whole
+            .as_ref()
+            .map_or(&Rows::new(), |r| r)
+            .values()
+            .enumerate()
+        {
+            let object: serde_json::Map<_, _> = ["a", "b", "c"]
+                .iter()
+                .zip(row)
+                .map(|(k, v)| (k.to_string(), v.clone().into()))
+                .collect();
+            text.push_str(&serde_json::to_string(&object).unwrap());
+            text.push_str(if i % 5 == 0 { "\n \t\r\n" } else { "\n" });
+        }
+        std::fs::write(&path, text).unwrap();
+        let open = |regions| JsonlSource::open_regions(&path, config.clone(), regions).unwrap();
+        let whole = land(open(1));
+        for regions in 2..=4 {
+            assert_eq!(land(open(regions)), whole, "case {case}, {regions} regions");
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! Passing over an element's content without reading it, for the split
+//! plan.
+//!
+//! The plan (`region`) needs where each record starts and how many came
+//! before it; what a record holds does not matter to it. Inside a record it
+//! therefore follows only the markup that can hide a `<` or a `>` (comments,
+//! CDATA sections, processing instructions, quoted attribute values) and
+//! counts nesting, instead of lexing and checking every token: on the
+//! generated catalogue the plan costs about a third of what it did with the
+//! full lexer.
+//!
+//! Well-formed content is passed over exactly, so the plan's state after
+//! the element is the one the parser will have. Malformed content may be
+//! misread here, but never silently: the region that parses those bytes
+//! reports the fault, and a region that ends elsewhere than the plan said
+//! fails its end check.
+
+use memchr::{memchr, memchr3, memmem};
+
+use crate::window::Window;
+
+/// Consumes the content and end tag of the element whose start tag the
+/// window has just passed. `None` at the end of input, on a read fault or
+/// on markup that cannot occur in content (`<!DOCTYPE` and the like).
+pub(crate) fn skip_element(window: &mut Window) -> Option<()> {
+    let mut depth = 1usize;
+    loop {
+        seek(window, |data| memchr(b'<', data), 0)?;
+        let head = ensure(window, 9)?;
+        match head.get(1) {
+            Some(b'/') => {
+                let end = tag_end(window)?;
+                window.consume(end + 1);
+                depth -= 1;
+                if depth == 0 {
+                    return Some(());
+                }
+            }
+            Some(b'!') if head.starts_with(b"<!--") => {
+                window.consume(4);
+                skip_past(window, b"-->")?;
+            }
+            Some(b'!') if head.starts_with(b"<![CDATA[") => {
+                window.consume(9);
+                skip_past(window, b"]]>")?;
+            }
+            Some(b'?') => {
+                window.consume(2);
+                skip_past(window, b"?>")?;
+            }
+            Some(b'!') | None => return None,
+            Some(_) => {
+                let end = tag_end(window)?;
+                let empty = window.data()[end - 1] == b'/';
+                window.consume(end + 1);
+                depth += usize::from(!empty);
+            }
+        }
+    }
+}
+
+/// Reads until the window holds `n` bytes or the input ends; the window's
+/// data, `None` on a read fault or when not even two bytes are left.
+fn ensure(window: &mut Window, n: usize) -> Option<&[u8]> {
+    while window.data().len() < n {
+        if !window.fill().ok()? {
+            break;
+        }
+    }
+    let data = window.data();
+    (data.len() >= 2).then_some(data)
+}
+
+/// Bytes of a character that a read may cut: the window checks UTF-8 from
+/// its first unchecked byte, so the start of a cut character must stay in
+/// it until the next read completes the character.
+const CUT_CHARACTER: usize = 3;
+
+/// Consumes input up to the first place `find` reports, keeping the last
+/// `keep` bytes of each window across reads (a pattern split by a read).
+fn seek(window: &mut Window, find: impl Fn(&[u8]) -> Option<usize>, keep: usize) -> Option<()> {
+    loop {
+        let data = window.data();
+        if let Some(at) = find(data) {
+            window.consume(at);
+            return Some(());
+        }
+        window.consume(data.len().saturating_sub(keep.max(CUT_CHARACTER)));
+        if !window.fill().ok()? {
+            return None;
+        }
+    }
+}
+
+/// Consumes input up to and including the first `end`.
+fn skip_past(window: &mut Window, end: &[u8]) -> Option<()> {
+    let finder = memmem::Finder::new(end);
+    seek(window, |data| finder.find(data), end.len() - 1)?;
+    window.consume(end.len());
+    Some(())
+}
+
+/// The offset of the `>` ending the tag at the window's start, passing over
+/// quoted attribute values (which may hold `>`); the tag stays in the
+/// window while more input is read.
+fn tag_end(window: &mut Window) -> Option<usize> {
+    let mut from = 1;
+    loop {
+        let data = window.data();
+        match memchr3(b'>', b'"', b'\'', &data[from..]).map(|at| from + at) {
+            Some(at) if data[at] == b'>' => return Some(at),
+            Some(quote) => match memchr(data[quote], &data[quote + 1..]) {
+                Some(close) => from = quote + 1 + close + 1,
+                None => {
+                    // The value goes on past the data read so far.
+                    if !window.fill().ok()? {
+                        return None;
+                    }
+                }
+            },
+            None => {
+                from = data.len();
+                if !window.fill().ok()? {
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bytes left after skipping the element that starts `xml`'s
+    /// content, read in steps of `step` bytes.
+    fn rest_after(xml: &str, step: usize) -> Option<String> {
+        let input = crate::window::tests::trickle(xml.as_bytes(), step);
+        let mut window = Window::new(input, 0, 1 << 20, 1 << 20);
+        skip_element(&mut window)?;
+        // What follows is still checked text: a character cut by a read
+        // was kept whole.
+        assert!(window.text(0..window.data().len()).is_ok(), "step {step}");
+        let mut rest = Vec::new();
+        loop {
+            rest.extend_from_slice(window.data());
+            let len = window.data().len();
+            window.consume(len);
+            if !window.fill().unwrap() {
+                break;
+            }
+        }
+        Some(String::from_utf8(rest).unwrap())
+    }
+
+    #[test]
+    fn markup_that_hides_angle_brackets_is_passed_over() {
+        let content = "<a x='>' y=\"/>\">t\u{e9}</a><b/><!-- </r> \u{6f22}<x> -->\
+                       <![CDATA[</r><y>\u{1f389}]]><?pi </r> ?><r><r/></r>caf\u{e9} \u{1f389}\
+                       text &amp; more</r>tail";
+        for step in [1, 2, 3, 7, 64, 4096] {
+            assert_eq!(rest_after(content, step).as_deref(), Some("tail"), "{step}");
+        }
+    }
+
+    #[test]
+    fn characters_cut_by_reads_stay_whole_while_the_window_moves() {
+        // Longer than the window's buffer, so it moves its bytes while the
+        // skim passes over them, with reads that cut characters.
+        let text = "caf\u{e9} \u{6f22}\u{5b57} \u{1f389} ".repeat(20_000);
+        let content = format!("<a>{text}<b/>{text}</a></r>tail");
+        for step in [7, 4093, 65_537] {
+            assert_eq!(
+                rest_after(&content, step).as_deref(),
+                Some("tail"),
+                "{step}"
+            );
+        }
+    }
+
+    #[test]
+    fn unfinished_or_foreign_markup_ends_the_skim() {
+        for xml in [
+            "<a>",
+            "<!-- never closed",
+            "<![CDATA[ never closed",
+            "<a title='never closed",
+            "<!DOCTYPE r></r>",
+            "no end",
+        ] {
+            assert_eq!(rest_after(xml, 3), None, "{xml}");
+        }
+    }
+}

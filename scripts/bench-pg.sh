@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# PostgreSQL import benchmark: the same generated catalogue loaded into the
+# same PostgreSQL by ringpipe and by psql's \copy, in rotated order, round
+# after round, every table checked by the server.
+#
+#   scripts/bench-pg.sh                                          # 1,000,000 products, 5 rounds
+#   RINGPIPE_BENCH_ROWS=20000 RINGPIPE_BENCH_ROUNDS=1 scripts/bench-pg.sh   # smoke run
+#
+# Contenders (the ready file is converted from the XML once, untimed; it is
+# tab-separated with \N for NULL and backslash escapes, which is exactly
+# COPY's text format, so \copy reads it as it is):
+#   ringpipe        the default import (`ringpipe import FILE --url postgres://… --table …`)
+#   \copy           one `psql -c "\copy … FROM file"` of the ready file
+#   2 × \copy       the file's two halves copied at once on two connections
+#
+# Round k runs the contenders starting with contender k mod N. Every run
+# starts from an empty table with the same primary key and unique index and
+# ends with the row count and a content hash computed by the server,
+# md5(string_agg(t::text, '|' ORDER BY id)), compared with the first run's;
+# a mismatch stops the benchmark. Each run records wall time, the client's
+# CPU (user + system of the processes it waited for) and, when the server
+# runs on this machine, the cluster's CPU (the postmaster's own and reaped
+# children's time plus its live children's: other sessions' work counts
+# too, so it is only meaningful on an otherwise idle server).
+#
+#   RINGPIPE_BENCH_ROUNDS=5          rounds (default 5)
+#   RINGPIPE_BENCH_ONLY='a|b'        only contenders whose name matches this ERE
+#   RINGPIPE_BENCH_PG_URL=postgres://…  the server (default: scripts/dev-pg.sh's)
+#   RINGPIPE_BENCH_ARGS='--shards 4' extra arguments for ringpipe import
+# Results: target/bench-pg/runs.csv and results.md.
+set -euo pipefail
+
+# shellcheck source=SCRIPTDIR/lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+cd "$RINGPIPE_ROOT"
+
+rows="${RINGPIPE_BENCH_ROWS:-1000000}"
+rounds="${RINGPIPE_BENCH_ROUNDS:-5}"
+only="${RINGPIPE_BENCH_ONLY:-.}"
+read -r -a extra <<< "${RINGPIPE_BENCH_ARGS:-}"
+work="target/bench-pg"
+table="bench_pg_products"
+columns="id,sku,name,description,price,quantity,category,currency,updated"
+mkdir -p "$work"
+
+have psql || die "psql is needed (apt-get install postgresql-client)"
+url="${RINGPIPE_BENCH_PG_URL:-$(scripts/dev-pg.sh | tail -n 1)}"
+sql() { psql "$url" -X -v ON_ERROR_STOP=1 -Atq "$@"; }
+
+log "building (release)"
+cargo build --release --locked -p ringpipe -p ringpipe-tools
+bin="target/release/ringpipe"
+
+xml="$work/products-$rows.xml"
+tsv="$work/products-$rows.tsv"
+[[ -s "$xml" ]] || { log "generating $rows products"; "$bin" gen --rows "$rows" --out "$xml"; }
+[[ -s "$tsv" ]] || target/release/xml_to_tsv "$xml" product "$columns" "$tsv"
+rm -f "$work"/half-*
+split -n l/2 -d "$tsv" "$work/half-"
+
+ddl="SET client_min_messages = warning; DROP TABLE IF EXISTS $table;
+CREATE TABLE $table (
+  id bigint PRIMARY KEY, sku varchar(32) NOT NULL UNIQUE, name varchar(255) NOT NULL,
+  description text, price numeric(12,2), quantity int, category varchar(64),
+  currency char(3), updated timestamp);"
+# ringpipe's fresh import clears the table's checkpoints itself; these go at the end.
+forget_checkpoints="DO \$\$ BEGIN IF to_regclass('ringpipe_checkpoint') IS NOT NULL THEN
+  DELETE FROM ringpipe_checkpoint WHERE target_table = '$table'; END IF; END \$\$"
+
+# The cluster's CPU ticks, when its processes are readable here.
+# The postmaster is the parent of this session's backend, read while it lives.
+# shellcheck disable=SC2016 # $BACKEND and $2 are for psql's shell and awk
+postmaster="$(printf '%s\n' 'SELECT pg_backend_pid() AS pid \gset' '\setenv BACKEND :pid' \
+    "\\! sed 's/^.*) //' /proc/\$BACKEND/stat 2>/dev/null | awk '{ print \$2 }'" | sql || true)"
+cluster_ticks() {
+    [[ -n "$postmaster" && -r "/proc/$postmaster/stat" ]] || return 0
+    local total child ticks
+    total="$(sed 's/^.*) //' "/proc/$postmaster/stat" | awk '{ print $12 + $13 + $14 + $15 }')"
+    for child in $(pgrep -P "$postmaster"); do
+        ticks="$(proc_cpu_ticks "$child")"
+        total=$(( total + ${ticks:-0} ))
+    done
+    echo "$total"
+}
+# Waits (up to 2 s) until the run's sessions are gone, and so reaped by the
+# postmaster with their CPU time.
+settle() {
+    local i
+    for (( i = 0; i < 20; i++ )); do
+        [[ "$(sql -c "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid()
+              AND application_name IN ('ringpipe', 'psql')")" == 0 ]] && break
+        sleep 0.1
+    done
+    sleep 0.1
+}
+[[ -n "$(cluster_ticks)" ]] || warn "the server's processes are not readable here: no server CPU figures"
+tck="$(getconf CLK_TCK)"
+
+copy_file() { sql -c "\\copy $table ($columns) FROM '$1'"; }
+
+run_ringpipe() {
+    "$bin" import "$xml" --url "$url" --table "$table" --row product --quiet "${extra[@]}"
+}
+run_copy() { copy_file "$tsv"; }
+run_copy2() {
+    copy_file "$work/half-00" & local a=$!
+    copy_file "$work/half-01" & local b=$!
+    wait "$a" && wait "$b"
+}
+
+names=("ringpipe" "\\copy" "2 × \\copy")
+fns=(run_ringpipe run_copy run_copy2)
+
+runs="$work/runs.csv"
+echo "round,contender,rows,wall_s,client_cpu_s,server_cpu_s,check" > "$runs"
+reference=""
+for (( round = 0; round < rounds; round++ )); do
+    for (( k = 0; k < ${#fns[@]}; k++ )); do
+        i=$(( (round + k) % ${#fns[@]} ))
+        name="${names[$i]}"
+        [[ "$name" =~ $only ]] || continue
+        sql -c "$ddl" >/dev/null
+        before="$(cluster_ticks)"
+        { TIMEFORMAT='%R %U %S'; time "${fns[$i]}" > /dev/null 2> "$work/run.err"; } 2> "$work/run.time" \
+            || { cat "$work/run.err" >&2; die "$name failed"; }
+        settle
+        after="$(cluster_ticks)"
+        read -r wall user system < <(tail -n 1 "$work/run.time")
+        got="$(sql -F ' ' -c "SELECT count(*), coalesce(md5(string_agg(t::text, '|' ORDER BY id)), '') FROM $table t")"
+        [[ -n "$reference" ]] || reference="$got"
+        [[ "$got" == "$reference" && "${got%% *}" == "$rows" ]] \
+            || die "$name: table holds '$got', expected '$reference' with $rows rows"
+        client="$(awk -v u="$user" -v s="$system" 'BEGIN { printf "%.2f", u + s }')"
+        server=""
+        [[ -n "$before" && -n "$after" ]] && server="$(awk -v a="$after" -v b="$before" -v t="$tck" 'BEGIN { printf "%.2f", (a - b) / t }')"
+        echo "$round,$name,$rows,$wall,$client,$server,ok" >> "$runs"
+        log "round $round: $name ${wall}s (client CPU ${client}s, server CPU ${server:-?}s)"
+    done
+done
+sql -c "DROP TABLE IF EXISTS $table" -c "$forget_checkpoints" >/dev/null
+
+{
+    echo "# PostgreSQL import: $rows products, $rounds round(s)"
+    echo
+    echo "Median per contender (wall, client CPU, server CPU in seconds; rows/s from the median wall):"
+    echo
+    echo "| contender | wall | rows/s | client CPU | server CPU |"
+    echo "|---|---|---|---|---|"
+    for name in "${names[@]}"; do
+        N="$name" awk -F, -v r="$rows" '
+            $2 == ENVIRON["N"] { w[++c] = $4; u[c] = $5; s[c] = $6 }
+            function median(a, k,   i, j, t) {
+                for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+                return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+            }
+            END { if (c) { m = median(w, c); printf "| %s | %.2f | %d | %.2f | %s |\n", ENVIRON["N"], m, r / m, median(u, c), s[1] == "" ? "?" : sprintf("%.2f", median(s, c)) } }
+        ' "$runs"
+    done
+} > "$work/results.md"
+cat "$work/results.md"
