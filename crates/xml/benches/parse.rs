@@ -9,7 +9,9 @@
 //! Each parser runs in a child process (this binary, re-executed with
 //! `--child MODE PATH`) so that its peak resident memory (`VmHWM`) is its
 //! own. For profiling, `--generate PATH RECORDS` writes a catalogue and
-//! `--child` runs one parser on it.
+//! `--child` runs one parser on it; `RINGPIPE_BENCH_LAYOUT=fields` or
+//! `attributes` gives both the catalogue's other layouts (`XmlSource`
+//! only).
 
 use std::env;
 use std::fs;
