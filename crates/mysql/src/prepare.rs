@@ -146,7 +146,7 @@ impl PreparedTarget {
 
     /// Bad records the whole import may divert.
     pub fn max_bad(&self) -> u64 {
-        self.inner.rejects.max_bad()
+        self.inner.rejects.budget.max_bad()
     }
 
     /// Connections the shards opened again after losing one, reads or
@@ -158,7 +158,7 @@ impl PreparedTarget {
 
     /// Bad records diverted to the reject file so far, over all shards.
     pub fn rejected(&self) -> u64 {
-        self.inner.rejects.used()
+        self.inner.rejects.budget.used()
     }
 }
 

@@ -15,10 +15,9 @@ use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use ringpipe_pipeline::{RecordPosition, Row};
+use ringpipe_pipeline::{RecordPosition, RejectBudget, Row};
 
 use crate::PgError;
 
@@ -43,11 +42,9 @@ struct RejectFile {
 /// How many records may be set aside, and where they go.
 #[derive(Debug)]
 pub(crate) struct RejectLog {
-    /// Budget over all shards.
-    max_bad: u64,
-    /// Records set aside by committed batches (and reserved by a batch
-    /// whose `COMMIT` is in flight or unknown).
-    used: AtomicU64,
+    /// Budget over all shards: records set aside by committed batches (and
+    /// reserved by a batch whose `COMMIT` is in flight or unknown).
+    pub(crate) budget: RejectBudget,
     file: Option<Mutex<RejectFile>>,
 }
 
@@ -60,44 +57,9 @@ impl RejectLog {
             Some(path) => Some(Mutex::new(open_file(path, resuming)?)),
         };
         Ok(RejectLog {
-            max_bad,
-            used: AtomicU64::new(0),
+            budget: RejectBudget::new(max_bad),
             file,
         })
-    }
-
-    /// The configured budget.
-    pub(crate) fn max_bad(&self) -> u64 {
-        self.max_bad
-    }
-
-    /// Records set aside so far.
-    pub(crate) fn used(&self) -> u64 {
-        // Relaxed: a reading for reports, taken after the shards finished.
-        self.used.load(Ordering::Relaxed)
-    }
-
-    /// Whether `more` records beyond those taken would still fit.
-    pub(crate) fn fits(&self, more: u64) -> bool {
-        // Relaxed: advisory; `reserve` makes the binding decision.
-        self.used.load(Ordering::Relaxed) + more <= self.max_bad
-    }
-
-    /// Takes `count` from the budget; `false` (nothing taken) if it does not fit.
-    pub(crate) fn reserve(&self, count: u64) -> bool {
-        // Relaxed: the counter guards only itself.
-        let before = self.used.fetch_add(count, Ordering::Relaxed);
-        if before + count <= self.max_bad {
-            return true;
-        }
-        self.used.fetch_sub(count, Ordering::Relaxed);
-        false
-    }
-
-    /// Gives back `count` reserved for a batch that did not commit.
-    pub(crate) fn release(&self, count: u64) {
-        // Relaxed: see `reserve`.
-        self.used.fetch_sub(count, Ordering::Relaxed);
     }
 
     /// Appends the records the file does not hold yet, and syncs it.
@@ -206,16 +168,6 @@ mod tests {
             reason: "bad\tvalue".into(),
             values: b"x\n".to_vec(),
         }
-    }
-
-    #[test]
-    fn budget_is_never_overdrawn() {
-        let log = RejectLog::open(3, None, false).unwrap();
-        assert!(log.reserve(2));
-        assert!(!log.reserve(2));
-        assert!(log.fits(1) && !log.fits(2));
-        log.release(2);
-        assert_eq!(log.used(), 0);
     }
 
     #[test]

@@ -64,7 +64,7 @@ impl PgTarget {
 
     /// Bad records set aside so far, over all shards.
     pub fn rejected(&self) -> u64 {
-        self.prepared.get().map_or(0, |p| p.rejects.used())
+        self.prepared.get().map_or(0, |p| p.rejects.budget.used())
     }
 
     /// A connection on which the checkpoint table is ready, and its name.

@@ -275,11 +275,11 @@ impl Sink for MysqlSink {
                 self.settle(unsettled);
                 return Ok(());
             }
-            self.target.rejects.release(unsettled.len() as u64);
+            self.target.rejects.budget.release(unsettled.len() as u64);
         }
         let rejected = self.run_batch()?;
         let count = rejected.len() as u64;
-        if count > 0 && !self.target.rejects.reserve(count) {
+        if count > 0 && !self.target.rejects.budget.reserve(count) {
             return Err(self.over_budget(&rejected[0]));
         }
         if let Err(e) = self.query("COMMIT", "commit") {
@@ -288,7 +288,7 @@ impl Sink for MysqlSink {
                 // Kept (with their budget) until the checkpoint tells
                 // whether the batch, and so their diversion, committed.
                 true => self.unsettled = rejected,
-                false => self.target.rejects.release(count),
+                false => self.target.rejects.budget.release(count),
             }
             return Err(e);
         }

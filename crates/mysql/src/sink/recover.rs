@@ -55,7 +55,7 @@ impl MysqlSink {
             error,
             values: values_line(&row),
         });
-        if self.target.rejects.fits(bad.len() as u64) {
+        if self.target.rejects.budget.fits(bad.len() as u64) {
             return Ok(());
         }
         Err(self.over_budget(&bad[bad.len() - 1]))
@@ -64,7 +64,7 @@ impl MysqlSink {
     /// The fatal error for a bad record beyond the budget.
     pub(super) fn over_budget(&self, rejected: &Rejected) -> MysqlError {
         let source = Box::new(copy_error(&rejected.error));
-        let max_bad = self.target.rejects.max_bad();
+        let max_bad = self.target.rejects.budget.max_bad();
         if max_bad == 0 {
             MysqlError::BadRecord {
                 position: rejected.position,

@@ -50,7 +50,7 @@ impl PgSink {
     ) -> Result<Self, PgError> {
         let client = session(&config, &plan)?;
         let encoder = plan.encoder();
-        let batch = Batch::new(rejects.max_bad() > 0);
+        let batch = Batch::new(rejects.budget.max_bad() > 0);
         Ok(PgSink {
             client,
             config,
@@ -91,7 +91,7 @@ impl PgSink {
                 self.settle(&unsettled);
                 return Ok(());
             }
-            self.rejects.release(unsettled.len() as u64);
+            self.rejects.budget.release(unsettled.len() as u64);
         }
         self.send(checkpoint)
     }
@@ -129,7 +129,7 @@ impl PgSink {
     /// The error for a bad record beyond the budget: the record's own
     /// error when none are allowed.
     fn over_budget(&self, rejected: &Rejected, error: Option<PgError>) -> PgError {
-        match (self.rejects.max_bad(), error) {
+        match (self.rejects.budget.max_bad(), error) {
             (0, Some(source)) => PgError::BadRecord {
                 position: rejected.position,
                 source: Box::new(source),
@@ -164,13 +164,17 @@ impl Sink for PgSink {
 
     fn write(&mut self, row: &Row) -> Result<(), PgError> {
         match self.batch.push(row, &self.encoder) {
-            Err(error @ PgError::BadValue { .. }) if self.rejects.max_bad() > 0 => {
+            Err(error @ PgError::BadValue { .. }) if self.rejects.budget.max_bad() > 0 => {
                 let rejected = Rejected {
                     position: row.position(),
                     reason: error.to_string(),
                     values: values_line(row),
                 };
-                if !self.rejects.fits(self.batch.refused.len() as u64 + 1) {
+                if !self
+                    .rejects
+                    .budget
+                    .fits(self.batch.refused.len() as u64 + 1)
+                {
                     return Err(self.over_budget(&rejected, Some(error)));
                 }
                 self.batch.refused.push(rejected);

@@ -36,7 +36,7 @@ impl PgSink {
             }
         }
         let count = rejected.len() as u64;
-        if count > 0 && !self.rejects.reserve(count) {
+        if count > 0 && !self.rejects.budget.reserve(count) {
             return Err(self.over_budget(&rejected[0], None));
         }
         match self.finish((checkpoint, records), &rejected) {
@@ -49,7 +49,7 @@ impl PgSink {
                     // Kept, with their budget, until the checkpoint tells
                     // whether the batch committed.
                     true => self.unsettled = rejected,
-                    false => self.rejects.release(count),
+                    false => self.rejects.budget.release(count),
                 }
                 Err(error)
             }

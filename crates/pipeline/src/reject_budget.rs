@@ -1,0 +1,88 @@
+//! How many bad records an import may set aside, shared by its shards.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The bad-record budget of one import, shared by every shard of a sink.
+///
+/// A batch that diverts records [`reserve`](Self::reserve)s them before its
+/// `COMMIT` and [`release`](Self::release)s them if the batch does not
+/// commit, so the budget counts the records of committed batches (and of
+/// any batch whose `COMMIT` is in flight).
+///
+/// ```
+/// use ringpipe_pipeline::RejectBudget;
+///
+/// let budget = RejectBudget::new(3);
+/// assert!(budget.reserve(2));
+/// assert!(!budget.fits(2));
+/// assert!(!budget.reserve(2)); // nothing taken
+/// budget.release(2);
+/// assert_eq!(budget.used(), 0);
+/// ```
+#[derive(Debug)]
+pub struct RejectBudget {
+    max_bad: u64,
+    used: AtomicU64,
+}
+
+impl RejectBudget {
+    /// A budget of `max_bad` records.
+    pub fn new(max_bad: u64) -> Self {
+        RejectBudget {
+            max_bad,
+            used: AtomicU64::new(0),
+        }
+    }
+
+    /// The configured budget.
+    pub fn max_bad(&self) -> u64 {
+        self.max_bad
+    }
+
+    /// Records taken so far.
+    pub fn used(&self) -> u64 {
+        // Relaxed: a reading for reports, taken after the shards finished.
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// Whether `more` records beyond those taken would still fit.
+    pub fn fits(&self, more: u64) -> bool {
+        // Relaxed: an advisory read; `reserve` makes the binding decision.
+        self.used.load(Ordering::Relaxed) + more <= self.max_bad
+    }
+
+    /// Takes `count` records from the budget; `false` (and nothing taken)
+    /// when they do not fit.
+    pub fn reserve(&self, count: u64) -> bool {
+        // Relaxed: the counter guards only itself; no other memory depends on it.
+        let before = self.used.fetch_add(count, Ordering::Relaxed);
+        if before + count <= self.max_bad {
+            return true;
+        }
+        self.used.fetch_sub(count, Ordering::Relaxed);
+        false
+    }
+
+    /// Gives back `count` records reserved for a batch that did not commit.
+    pub fn release(&self, count: u64) {
+        // Relaxed: see `reserve`.
+        self.used.fetch_sub(count, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_budget_is_never_overdrawn() {
+        let budget = RejectBudget::new(3);
+        assert!(budget.reserve(2));
+        assert!(!budget.reserve(2));
+        assert!(budget.fits(1) && !budget.fits(2));
+        assert!(budget.reserve(1));
+        assert!(!budget.reserve(1));
+        budget.release(3);
+        assert_eq!(budget.used(), 0);
+    }
+}
