@@ -57,8 +57,11 @@ pub fn prepare(config: &SinkConfig) -> Result<PreparedTarget, MysqlError> {
     // The sinks record checkpoints into it: it must have its current shape.
     crate::checkpoint_table::ensure_table(conn)?;
     let key_columns = schema::keys_of(conn, &config.table)?;
-    let param_types =
-        bulk::param_types(&schema::charsets_of(conn, &config.table, &config.columns)?);
+    let param_kinds = bulk::param_kinds(&schema::column_types_of(
+        conn,
+        &config.table,
+        &config.columns,
+    )?);
     if config.mode == Mode::Truncate {
         conn.query_drop(format!("TRUNCATE TABLE {table}"))
             .map_err(|e| MysqlError::driver(e, "truncating the table"))?;
@@ -80,7 +83,7 @@ pub fn prepare(config: &SinkConfig) -> Result<PreparedTarget, MysqlError> {
         load_sql: statement::load_data(&table, &columns, config.mode),
         rejects: RejectLog::new(config.max_bad, config.reject_file.as_deref())?,
         max_rows: config.max_rows_per_statement,
-        param_types,
+        param_kinds,
         max_bytes: config.max_statement_bytes,
         mode: config.mode,
         table_name: config.table.clone(),

@@ -6,6 +6,7 @@ use mysql::Conn;
 
 use crate::connect::open_url;
 use crate::ident::Ident;
+use crate::wire::ColumnType;
 use crate::MysqlError;
 
 /// The table's columns, in table order.
@@ -57,26 +58,41 @@ pub(crate) fn columns_of(conn: &mut Conn, table: &str) -> Result<Vec<String>, My
     .map_err(|e| MysqlError::driver(e, "reading the table's columns"))
 }
 
-/// The character set of each of `columns` of `table`, in their order
-/// (`None` for a column without one: numbers, dates, binary strings).
-pub(crate) fn charsets_of(
+/// The type of each of `columns` of `table`, in their order, as the bulk
+/// path chooses its parameter types from it (a column the query does not
+/// find counts as a text column without a character set).
+pub(crate) fn column_types_of(
     conn: &mut Conn,
     table: &str,
     columns: &[String],
-) -> Result<Vec<Option<String>>, MysqlError> {
-    let rows: Vec<(String, Option<String>)> = conn
+) -> Result<Vec<ColumnType>, MysqlError> {
+    type Described = (String, String, Option<String>, Option<u64>);
+    let rows: Vec<Described> = conn
         .exec(
-            "SELECT column_name, character_set_name FROM information_schema.columns \
+            "SELECT column_name, data_type, character_set_name, datetime_precision \
+             FROM information_schema.columns \
              WHERE table_schema = DATABASE() AND table_name = ?",
             (table,),
         )
-        .map_err(|e| MysqlError::driver(e, "reading the table's character sets"))?;
+        .map_err(|e| MysqlError::driver(e, "reading the table's column types"))?;
     Ok(columns
         .iter()
         .map(|column| {
-            rows.iter()
-                .find(|(name, _)| name.eq_ignore_ascii_case(column))
-                .and_then(|(_, charset)| charset.clone())
+            let found = rows
+                .iter()
+                .find(|(name, ..)| name.eq_ignore_ascii_case(column));
+            match found {
+                Some((_, data_type, charset, precision)) => ColumnType {
+                    data_type: data_type.to_ascii_lowercase(),
+                    charset: charset.clone(),
+                    datetime_precision: precision.map(|p| p.min(6) as u8),
+                },
+                None => ColumnType {
+                    data_type: String::new(),
+                    charset: None,
+                    datetime_precision: None,
+                },
+            }
         })
         .collect())
 }

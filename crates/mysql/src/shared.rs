@@ -9,6 +9,7 @@ use crate::redact::SecretOpts;
 use crate::reject::RejectLog;
 use crate::statement::InsertShape;
 use crate::stats::Recoveries;
+use crate::wire::ParamKind;
 
 /// The state every sink of one import shares (behind
 /// [`PreparedTarget`](crate::PreparedTarget)).
@@ -34,8 +35,8 @@ pub(crate) struct Shared {
     pub(crate) load_sql: String,
     /// Rows per statement.
     pub(crate) max_rows: usize,
-    /// The wire client's bulk parameter type per column.
-    pub(crate) param_types: Vec<u8>,
+    /// How each column travels in the wire client's bulk packets.
+    pub(crate) param_kinds: Vec<ParamKind>,
     /// The configured statement size bound, if any.
     pub(crate) max_bytes: Option<usize>,
     /// Bad-record budget and reject file, shared by all shards.

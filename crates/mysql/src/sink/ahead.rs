@@ -21,7 +21,7 @@ use crate::config::WritePath;
 use crate::link::Link;
 use crate::reject::Rejected;
 use crate::warnings;
-use crate::wire::{BulkEncoder, WireConn};
+use crate::wire::{BulkEncoder, ParamKind, WireConn};
 use crate::MysqlError;
 
 /// What the sink is doing, for errors.
@@ -65,7 +65,7 @@ impl MysqlSink {
         let Path::Bulk(bulk) = &mut self.path else {
             return Ok(());
         };
-        let types = &self.target.param_types;
+        let types = &self.target.param_kinds;
         let encoder = &mut bulk.encoder;
         let result = start_and_send(wire, encoder, &sql, types, &self.batch, 0..rows);
         self.note_failure(result)?;
@@ -126,7 +126,7 @@ impl MysqlSink {
         }
         let mut checked = Checked::All;
         for chunk in chunks {
-            let types = &self.target.param_types;
+            let types = &self.target.param_kinds;
             wire.send_packet(
                 bulk.encoder.encode(statement, types, &self.batch, chunk),
                 CONTEXT,
@@ -165,7 +165,7 @@ fn start_and_send(
     wire: &mut WireConn,
     bulk: &mut BulkEncoder,
     sql: &str,
-    types: &[u8],
+    types: &[ParamKind],
     batch: &Batch,
     rows: Range<usize>,
 ) -> Result<(), MysqlError> {

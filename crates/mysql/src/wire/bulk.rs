@@ -3,12 +3,14 @@
 //! MariaDB's bulk command runs one prepared single-row statement for many
 //! rows: the statement id, the flag that parameter types follow, one type
 //! per parameter, then per row and parameter an indicator byte (0: a value
-//! follows, 1: NULL) and the value. Every value is sent as the text the row
-//! already holds; the server converts it as it would the same text in an
-//! INSERT. (A bulk statement takes every column's type from its first row,
-//! so typed binary values would fail on a column whose rows mix forms.) A
-//! binary value ([`Value::Bytes`](ringpipe_pipeline::Value)) goes as the
-//! bytes it holds.
+//! follows, 1: NULL) and the value. The types are sent with every packet,
+//! so each packet chooses them afresh. Integer, `DATETIME` and `DATE`
+//! columns go in their binary form when every value of the packet spells
+//! one canonically ([`super::typed`]), which spares the server its string
+//! parsers; otherwise, and for every other column, a value is sent as the
+//! text the row already holds and the server converts it as it would the
+//! same text in an INSERT. A binary value
+//! ([`Value::Bytes`](ringpipe_pipeline::Value)) goes as the bytes it holds.
 //!
 //! The text goes as `MYSQL_TYPE_BLOB` (a binary string) wherever that stores
 //! the same bytes as `MYSQL_TYPE_VAR_STRING` in the session's `utf8mb4`:
@@ -22,6 +24,7 @@
 use std::ops::Range;
 
 use super::framing::HEADER_ROOM;
+use super::typed::ParamKind;
 use crate::batch::Batch;
 
 /// `COM_STMT_BULK_EXECUTE`.
@@ -42,54 +45,115 @@ const INDICATOR_NULL: u8 = 1;
 pub(crate) struct BulkEncoder {
     /// The packet being built.
     body: Vec<u8>,
+    /// Per column, whether the packet being built sends it as text although
+    /// its kind is typed (one of its values is not canonical).
+    as_text: Vec<bool>,
 }
 
-/// The parameter type for each column of `charsets` (a column's character
-/// set, `None` for a column without one): see the module docs.
-pub(crate) fn param_types(charsets: &[Option<String>]) -> Vec<u8> {
-    charsets
+/// A column of the target table, as the bulk path chooses its parameter
+/// type from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ColumnType {
+    /// `information_schema.columns.data_type`, lower case (`int`, `varchar`).
+    pub(crate) data_type: String,
+    /// Its character set, `None` for a column without one (numbers, dates,
+    /// binary strings).
+    pub(crate) charset: Option<String>,
+    /// Fractional digits of seconds a temporal column keeps.
+    pub(crate) datetime_precision: Option<u8>,
+}
+
+/// How each of `columns` travels in a bulk packet: integers, `DATETIME` and
+/// `DATE` typed where their text is canonical ([`super::typed`]), other
+/// columns as text (see the module docs for which text type).
+pub(crate) fn param_kinds(columns: &[ColumnType]) -> Vec<ParamKind> {
+    columns
         .iter()
-        .map(|charset| match charset.as_deref() {
-            None | Some("utf8mb4") => BLOB,
-            Some(_) => VAR_STRING,
+        .map(|column| match column.data_type.as_str() {
+            "tinyint" | "smallint" | "mediumint" | "int" | "bigint" => ParamKind::Integer,
+            "datetime" => ParamKind::DateTime {
+                precision: column.datetime_precision.unwrap_or(0).min(6),
+            },
+            "date" => ParamKind::Date,
+            _ => ParamKind::Text(match column.charset.as_deref() {
+                None | Some("utf8mb4") => BLOB,
+                Some(_) => VAR_STRING,
+            }),
         })
         .collect()
 }
 
 impl BulkEncoder {
     /// The bulk command running `statement` for `rows` of `batch`, one
-    /// parameter type per column from `types`, behind [`HEADER_ROOM`] bytes
+    /// parameter kind per column from `kinds`, behind [`HEADER_ROOM`] bytes
     /// left for the packet header
     /// ([`WireConn::send_packet`](super::WireConn::send_packet)).
+    ///
+    /// A typed column goes binary when every value of these rows is
+    /// canonical for it; at its first value that is not, the packet is
+    /// built again with that column as text (at most once per column).
     pub(crate) fn encode(
         &mut self,
         statement: u32,
-        types: &[u8],
+        kinds: &[ParamKind],
         batch: &Batch,
         rows: Range<usize>,
     ) -> &mut [u8] {
-        debug_assert_eq!(types.len(), batch.width(), "a type per column");
+        debug_assert_eq!(kinds.len(), batch.width(), "a kind per column");
+        self.as_text.clear();
+        self.as_text.resize(kinds.len(), false);
+        while let Err(column) = self.try_encode(statement, kinds, batch, rows.clone()) {
+            self.as_text[column] = true;
+        }
+        &mut self.body
+    }
+
+    /// One attempt of [`BulkEncoder::encode`] with the columns marked in
+    /// `as_text` as text: the first typed column met with a value that is
+    /// not canonical, if any.
+    fn try_encode(
+        &mut self,
+        statement: u32,
+        kinds: &[ParamKind],
+        batch: &Batch,
+        rows: Range<usize>,
+    ) -> Result<(), usize> {
         let body = &mut self.body;
         body.clear();
         body.resize(HEADER_ROOM, 0);
         body.push(COM_STMT_BULK_EXECUTE);
         body.extend_from_slice(&statement.to_le_bytes());
         body.extend_from_slice(&SEND_TYPES.to_le_bytes());
-        for &param_type in types {
+        for (&kind, &as_text) in kinds.iter().zip(&self.as_text) {
+            let param_type = match (kind, kind.binary_type()) {
+                (_, Some(binary)) if !as_text => binary,
+                (ParamKind::Text(text), _) => text,
+                // A typed column's text: it has no character set.
+                _ => BLOB,
+            };
             body.extend_from_slice(&[param_type, 0]);
         }
-        for value in batch.values(rows) {
+        let width = kinds.len();
+        for (index, value) in batch.values(rows).enumerate() {
+            let column = index % width;
             match value {
                 None => body.push(INDICATOR_NULL),
                 Some(value) => {
                     let bytes = value.as_bytes();
                     body.push(INDICATOR_VALUE);
+                    let kind = kinds[column];
+                    if kind.binary_type().is_some() && !self.as_text[column] {
+                        if !kind.push_binary(bytes, body) {
+                            return Err(column);
+                        }
+                        continue;
+                    }
                     push_lenenc_int(body, bytes.len() as u64);
                     body.extend_from_slice(bytes);
                 }
             }
         }
-        &mut self.body
+        Ok(())
     }
 }
 
@@ -137,10 +201,67 @@ mod tests {
         }
     }
 
+    fn column(data_type: &str, charset: Option<&str>, precision: Option<u8>) -> ColumnType {
+        ColumnType {
+            data_type: data_type.into(),
+            charset: charset.map(str::to_owned),
+            datetime_precision: precision,
+        }
+    }
+
     #[test]
     fn binary_parameters_only_where_they_store_the_same_bytes() {
-        let charsets = [None, Some("utf8mb4".to_owned()), Some("latin1".to_owned())];
-        assert_eq!(param_types(&charsets), vec![BLOB, BLOB, VAR_STRING]);
+        let columns = [
+            column("decimal", None, None),
+            column("varchar", Some("utf8mb4"), None),
+            column("text", Some("latin1"), None),
+            column("bigint", None, None),
+            column("datetime", None, Some(3)),
+            column("date", None, None),
+            column("timestamp", None, Some(0)),
+        ];
+        assert_eq!(
+            param_kinds(&columns),
+            vec![
+                ParamKind::Text(BLOB),
+                ParamKind::Text(BLOB),
+                ParamKind::Text(VAR_STRING),
+                ParamKind::Integer,
+                ParamKind::DateTime { precision: 3 },
+                ParamKind::Date,
+                ParamKind::Text(BLOB),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_typed_column_goes_binary_until_one_value_of_the_packet_is_not_canonical() {
+        let mut batch = Batch::new(2);
+        let mut row = Row::with_columns(2);
+        row.set(0, "5");
+        row.set(1, "2021-08-24 11:14:03");
+        batch.push(&row);
+        row.set(0, "007");
+        batch.push(&row);
+        let kinds = [ParamKind::Integer, ParamKind::DateTime { precision: 0 }];
+        let mut encoder = BulkEncoder::default();
+        // Row 0 alone: both binary.
+        let body = encoder.encode(1, &kinds, &batch, 0..1)[HEADER_ROOM..].to_vec();
+        let mut expected = vec![0xFA, 1, 0, 0, 0, 128, 0, 8, 0, 12, 0, 0];
+        expected.extend_from_slice(&5i64.to_le_bytes());
+        expected.extend_from_slice(&[0, 7, 0xE5, 0x07, 8, 24, 11, 14, 3]);
+        assert_eq!(body, expected);
+        // Both rows: "007" sends the first column as text, the second stays binary.
+        let body = encoder.encode(1, &kinds, &batch, 0..2)[HEADER_ROOM..].to_vec();
+        let mut expected = vec![0xFA, 1, 0, 0, 0, 128, 0, BLOB, 0, 12, 0];
+        for id in ["5", "007"] {
+            expected.extend_from_slice(&[0, id.len() as u8]);
+            expected.extend_from_slice(id.as_bytes());
+            expected.extend_from_slice(&[0, 7, 0xE5, 0x07, 8, 24, 11, 14, 3]);
+        }
+        assert_eq!(body, expected);
+        // The next packet chooses afresh.
+        assert_eq!(encoder.encode(1, &kinds, &batch, 0..1)[HEADER_ROOM + 7], 8);
     }
 
     #[test]
@@ -152,14 +273,20 @@ mod tests {
         row.set(1, &"é".repeat(200)); // 400 bytes: a 3-byte length
         batch.push(&row);
         let mut encoder = BulkEncoder::default();
-        let body = encoder.encode(7, &[BLOB, VAR_STRING], &batch, 0..2)[HEADER_ROOM..].to_vec();
+        let body = encoder.encode(
+            7,
+            &[ParamKind::Text(BLOB), ParamKind::Text(VAR_STRING)],
+            &batch,
+            0..2,
+        )[HEADER_ROOM..]
+            .to_vec();
         let mut expected = vec![0xFA, 7, 0, 0, 0, 128, 0, 252, 0, 253, 0];
         expected.extend_from_slice(&[0, 2, b'a', b'b', 1]);
         expected.extend_from_slice(&[0, 2, b'a', b'b', 0, 0xFC, 0x90, 0x01]);
         expected.extend_from_slice("é".repeat(200).as_bytes());
         assert_eq!(body, expected);
         // Only the rows asked for.
-        let tail = &encoder.encode(7, &[BLOB, BLOB], &batch, 1..2)[HEADER_ROOM..];
+        let tail = &encoder.encode(7, &[ParamKind::Text(BLOB); 2], &batch, 1..2)[HEADER_ROOM..];
         assert_eq!(&tail[11..15], &[0, 2, b'a', b'b']);
     }
 }

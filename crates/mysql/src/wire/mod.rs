@@ -28,12 +28,14 @@ mod handshake;
 mod hostile;
 mod reply;
 mod socket;
+mod typed;
 
 use mysql::consts::CapabilityFlags;
 use mysql::Opts;
 
-pub(crate) use bulk::BulkEncoder;
+pub(crate) use bulk::{BulkEncoder, ColumnType};
 pub(crate) use reply::Done;
+pub(crate) use typed::ParamKind;
 
 use crate::MysqlError;
 use framing::{Framed, Stream};

@@ -16,4 +16,5 @@ mod modes;
 mod retry;
 mod schema;
 mod server;
+mod typed;
 mod wire;
