@@ -28,10 +28,14 @@ pub enum Mode {
 /// How rows travel in `COPY … FROM STDIN`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CopyFormat {
-    /// Binary when every column's type has a binary encoding here, else text.
+    /// Binary when every column's type has a binary encoding here, else
+    /// text. In binary, a row holding a numeric, timestamp or date value
+    /// not in its canonical spelling goes in its own text-format COPY (see
+    /// [`Encoder`](crate::Encoder)), so the server reads it as in text.
     #[default]
     Auto,
-    /// `FORMAT binary`; an error if a column's type has no encoder here.
+    /// `FORMAT binary`, with the same per-row text fallback as `Auto`; an
+    /// error if a column's type has no encoder here.
     Binary,
     /// `FORMAT text`: the server parses every value, any type.
     Text,

@@ -21,12 +21,21 @@
 //! `BEGIN`, the COPY, the mode's merge, the checkpoint upsert and
 //! `COMMIT`. The COPY is binary when every imported column's type has an
 //! encoder here (text, varchar, char, json, jsonb, bytea, integers,
-//! floats, bool: the server then parses nothing), text format otherwise
-//! (numeric, dates, arrays, domains, enums, ...), or as
-//! [`CopyFormat`] says. [`Mode::Insert`] and [`Mode::Truncate`] copy into
-//! the table; [`Mode::Ignore`], [`Mode::Upsert`] and [`Mode::Replace`]
-//! copy into a temporary staging table (`ON COMMIT DELETE ROWS`, one per
-//! connection) and move the rows with `INSERT … SELECT … ON CONFLICT`
+//! floats, bool, numeric, timestamp, date: the server then parses
+//! nothing), text format otherwise (timestamptz, arrays, domains, enums,
+//! ...), or as [`CopyFormat`] says. In binary COPY, a row holding a
+//! numeric, timestamp or date value not in its canonical spelling (`1e5`,
+//! `NaN`, `infinity`, a zone, ...) is encoded in text format instead, so
+//! that the server's own parser reads (or refuses) it just as in a text
+//! COPY: the batch is then sent as one COPY per run of rows of one
+//! format, in order, before the merge (when every value is canonical, the
+//! common case, a batch is one COPY).
+//!
+//! [`Mode::Insert`] and [`Mode::Truncate`] copy into the table;
+//! [`Mode::Ignore`], [`Mode::Upsert`] and [`Mode::Replace`] copy into a
+//! temporary staging table (`ON COMMIT DELETE ROWS`, one per connection,
+//! with an arrival-order column that keeps the order across the COPYs of
+//! a batch) and move the rows with `INSERT … SELECT … ON CONFLICT`
 //! (replace: `DELETE … USING` the staged keys, then `INSERT`).
 //!
 //! A value the server would store altered without a word (rounded to a
@@ -79,7 +88,7 @@ pub use checkpoint::{checkpoint_rows, ShardCheckpoint, CHECKPOINT_TABLE};
 pub use config::{driver_config, is_postgres_url, CopyFormat, Mode, PgConfig};
 pub use connect::connect;
 pub use doctor::doctor;
-pub use encode::{CopyEncoder, Encoder};
+pub use encode::{CopyEncoder, Encoder, RowFormat};
 pub use error::{retryable_sqlstate, PgError};
 pub use ident::{quote, quote_table};
 pub use ringpipe_pipeline::{DoctorReport, Finding, Severity};

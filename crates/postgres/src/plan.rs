@@ -1,10 +1,11 @@
 //! The statements of one import, settled once in `prepare` and shared by
-//! every shard: the COPY, and for the modes that need one, the staging
-//! table and the statement that moves its rows into the target.
+//! every shard: the COPYs (text, and binary when the column types allow
+//! it), and for the modes that need one, the staging table and the
+//! statement that moves its rows into the target.
 
 use crate::check::Check;
 use crate::config::{CopyFormat, Mode, PgConfig};
-use crate::encode::{CopyEncoder, Encoder};
+use crate::encode::{CopyEncoder, Encoder, RowFormat};
 use crate::ident::{quote, quote_table};
 use crate::schema::{quoted_list, Table};
 use crate::{checkpoint, PgError};
@@ -19,8 +20,12 @@ const ORDER: &str = "\"ringpipe_order\"";
 pub struct Plan {
     /// The table name as configured (the checkpoint rows' `target_table`).
     pub table: String,
-    /// `COPY … FROM STDIN …`.
-    pub copy: String,
+    /// `COPY … FROM STDIN (FORMAT binary)`, when binary COPY is in use.
+    pub copy_binary: Option<String>,
+    /// `COPY … FROM STDIN (FORMAT text)`: every row when binary COPY is
+    /// not in use, else the rows holding a value not canonical for its
+    /// binary encoder.
+    pub copy_text: String,
     /// Creates the staging table (run once per connection), if the mode stages.
     pub create_stage: Option<String>,
     /// Moves the staged batch into the target, in order.
@@ -32,7 +37,8 @@ pub struct Plan {
     pub record: String,
     /// The quoted checkpoint table.
     pub checkpoints: String,
-    /// Whether the COPY is binary.
+    /// Whether binary COPY is in use (rows that are not canonical for
+    /// it still go in text COPY).
     pub binary: bool,
     /// The encoder's per-column settings.
     encoders: Option<Vec<Encoder>>,
@@ -76,14 +82,12 @@ impl Plan {
             true => STAGE.to_owned(),
             false => target.clone(),
         };
-        let options = match encoders {
-            Some(_) => "(FORMAT binary)",
-            None => "(FORMAT text)",
-        };
+        let copy = |options: &str| format!("COPY {into} ({columns}) FROM STDIN {options}");
         let checkpoints = checkpoint::table_name(&config.table)?;
         Ok(Plan {
             table: config.table.clone(),
-            copy: format!("COPY {into} ({columns}) FROM STDIN {options}"),
+            copy_binary: encoders.as_ref().map(|_| copy("(FORMAT binary)")),
+            copy_text: copy("(FORMAT text)"),
             create_stage: stages.then(|| {
                 format!(
                     "CREATE TEMP TABLE {STAGE} ON COMMIT DELETE ROWS AS \
@@ -101,6 +105,15 @@ impl Plan {
             encoders,
             columns: config.columns.clone(),
         })
+    }
+
+    /// The COPY statement of rows in `format` (`None` for binary rows
+    /// when binary COPY is not in use, which the encoder never makes).
+    pub fn copy(&self, format: RowFormat) -> Option<&str> {
+        match format {
+            RowFormat::Binary => self.copy_binary.as_deref(),
+            RowFormat::Text => Some(&self.copy_text),
+        }
     }
 
     /// A fresh encoder for a shard.

@@ -1,13 +1,13 @@
-//! The open batch: its rows as COPY data, where each row ends (so that a
-//! range of them can be sent again), and what a bad record is reported
-//! with.
+//! The open batch: its rows as COPY data, where each row ends and in
+//! which format it is (so that a range of them can be sent again, as runs
+//! of one format), and what a bad record is reported with.
 
 use std::ops::Range;
 
 use ringpipe_pipeline::{RecordPosition, Row};
 
 use crate::reject::{push_values_line, Rejected};
-use crate::{CopyEncoder, PgError};
+use crate::{CopyEncoder, PgError, RowFormat};
 
 /// One batch's rows, encoded.
 #[derive(Debug, Default)]
@@ -16,6 +16,8 @@ pub(super) struct Batch {
     data: Vec<u8>,
     /// End of each encoded row in `data`.
     ends: Vec<usize>,
+    /// Each encoded row's COPY format.
+    formats: Vec<RowFormat>,
     /// Each encoded row's position in the input.
     positions: Vec<RecordPosition>,
     /// Each encoded row's values as a reject line (kept only when bad
@@ -37,6 +39,7 @@ impl Batch {
     pub(super) fn clear(&mut self) {
         self.data.clear();
         self.ends.clear();
+        self.formats.clear();
         self.positions.clear();
         self.refused.clear();
         if let Some((lines, ends)) = &mut self.lines {
@@ -47,8 +50,9 @@ impl Batch {
 
     /// Encodes `row`; a value the encoder refuses leaves the batch as it was.
     pub(super) fn push(&mut self, row: &Row, encoder: &CopyEncoder) -> Result<(), PgError> {
-        encoder.row(row, &mut self.data)?;
+        let format = encoder.row(row, &mut self.data)?;
         self.ends.push(self.data.len());
+        self.formats.push(format);
         self.positions.push(row.position());
         if let Some((lines, ends)) = &mut self.lines {
             push_values_line(row, lines);
@@ -67,7 +71,21 @@ impl Batch {
         (self.ends.len() + self.refused.len()) as u64
     }
 
-    /// The COPY data of `rows`.
+    /// The runs of `rows`: each a maximal range of consecutive rows in one
+    /// format, in row order (one run when every row is in one format).
+    pub(super) fn runs(&self, rows: Range<usize>) -> Vec<(RowFormat, Range<usize>)> {
+        let mut runs: Vec<(RowFormat, Range<usize>)> = Vec::new();
+        let formats = self.formats.get(rows.clone()).unwrap_or_default();
+        for (index, &format) in (rows.start..).zip(formats) {
+            match runs.last_mut() {
+                Some((last, run)) if *last == format => run.end = index + 1,
+                _ => runs.push((format, index..index + 1)),
+            }
+        }
+        runs
+    }
+
+    /// The COPY data of `rows` (all of one format, see [`Batch::runs`]).
     pub(super) fn data(&self, rows: Range<usize>) -> &[u8] {
         let start = rows.start.checked_sub(1).map_or(0, |i| self.ends[i]);
         let end = rows.end.checked_sub(1).map_or(0, |i| self.ends[i]);
@@ -93,5 +111,31 @@ impl Batch {
     /// Row `index`'s position.
     pub(super) fn position(&self, index: usize) -> RecordPosition {
         self.positions[index]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Encoder;
+
+    #[test]
+    fn runs_split_the_rows_where_their_format_changes() {
+        let encoder = CopyEncoder::new(Some(vec![Encoder::Numeric]), vec![false], vec!["n".into()]);
+        let mut batch = Batch::new(false);
+        for value in ["1", "2", "1e3", "NaN", "3", "4.5", " 6"] {
+            let mut row = Row::with_columns(1);
+            row.set(0, value);
+            batch.push(&row, &encoder).unwrap();
+        }
+        use RowFormat::{Binary, Text};
+        assert_eq!(
+            batch.runs(0..7),
+            vec![(Binary, 0..2), (Text, 2..4), (Binary, 4..6), (Text, 6..7)]
+        );
+        assert_eq!(batch.runs(3..5), vec![(Text, 3..4), (Binary, 4..5)]);
+        assert_eq!(batch.runs(0..1), vec![(Binary, 0..1)]);
+        assert_eq!(batch.runs(2..2), vec![]);
+        assert_eq!(batch.data(2..4), b"1e3\nNaN\n");
     }
 }

@@ -1,4 +1,4 @@
-//! One batch's transaction: `BEGIN`, the COPY and the mode's merge (or,
+//! One batch's transaction: `BEGIN`, the COPYs and the mode's merge (or,
 //! when a record fails, the search for the bad ones), the checkpoint, the
 //! bad records to the reject file, `COMMIT`.
 
@@ -10,7 +10,7 @@ use ringpipe_pipeline::{Checkpoint, Part};
 
 use super::PgSink;
 use crate::reject::Rejected;
-use crate::PgError;
+use crate::{PgError, RowFormat};
 
 impl PgSink {
     /// Runs one statement (or several, `;`-separated, without parameters).
@@ -56,19 +56,39 @@ impl PgSink {
         }
     }
 
-    /// COPYs `rows` and merges them into the target; `alone` when other
-    /// ranges follow in the same transaction (the staging table is then
-    /// emptied after the merge).
+    /// COPYs `rows` (one COPY per run of rows of one format, in order) and
+    /// merges them into the target; `alone` when other ranges follow in
+    /// the same transaction (the staging table is then emptied after the
+    /// merge).
     pub(super) fn write_rows(&mut self, rows: Range<usize>, alone: bool) -> Result<(), PgError> {
+        for (format, run) in self.batch.runs(rows) {
+            self.copy_run(format, run)?;
+        }
+        let plan = std::sync::Arc::clone(&self.plan);
+        for sql in &plan.merge {
+            self.run(sql, "merging the batch")?;
+        }
+        if let (true, Some(clear)) = (alone, &plan.clear_stage) {
+            self.run(clear, "emptying the staging table")?;
+        }
+        Ok(())
+    }
+
+    /// One `COPY … FROM STDIN` of `rows`, all in `format`.
+    fn copy_run(&mut self, format: RowFormat, rows: Range<usize>) -> Result<(), PgError> {
         let context = || format!("COPY of {} row(s)", rows.len());
+        let sql = self
+            .plan
+            .copy(format)
+            .ok_or_else(|| PgError::Config("a binary row without binary COPY in use".to_owned()))?;
         let mut copy = self
             .client
-            .copy_in(self.plan.copy.as_str())
+            .copy_in(sql)
             .map_err(|e| PgError::server(e, "starting COPY"))?;
         let sent = copy
-            .write_all(self.encoder.header())
+            .write_all(format.header())
             .and_then(|()| copy.write_all(self.batch.data(rows.clone())))
-            .and_then(|()| copy.write_all(self.encoder.trailer()));
+            .and_then(|()| copy.write_all(format.trailer()));
         if let Err(source) = sent {
             drop(copy); // aborts the COPY
             let lost = self.client.is_closed();
@@ -79,13 +99,6 @@ impl PgSink {
             });
         }
         copy.finish().map_err(|e| PgError::server(e, context()))?;
-        let plan = std::sync::Arc::clone(&self.plan);
-        for sql in &plan.merge {
-            self.run(sql, "merging the batch")?;
-        }
-        if let (true, Some(clear)) = (alone, &plan.clear_stage) {
-            self.run(clear, "emptying the staging table")?;
-        }
         Ok(())
     }
 
