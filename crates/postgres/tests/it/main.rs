@@ -4,6 +4,7 @@
 
 mod common;
 
+mod binary;
 mod lost_commit;
 mod modes;
 mod rejects;
