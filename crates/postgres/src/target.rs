@@ -57,7 +57,9 @@ impl PgTarget {
         }
     }
 
-    /// Whether the import wrote binary COPY (`None` before `prepare`).
+    /// Whether the import writes binary COPY (`None` before `prepare`); a
+    /// row holding a value not canonical for its binary encoder still goes
+    /// in a text-format COPY.
     pub fn binary(&self) -> Option<bool> {
         self.prepared.get().map(|p| p.plan.binary)
     }

@@ -119,6 +119,7 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 mod tests {
     use super::*;
 
+    /// The microseconds `text` encodes to, if canonical.
     fn timestamp(text: &str) -> Option<i64> {
         let mut out = Vec::new();
         match encode_timestamp(text, &mut out) {
@@ -130,6 +131,7 @@ mod tests {
         }
     }
 
+    /// The days `text` encodes to, if canonical.
     fn date(text: &str) -> Option<i32> {
         let mut out = Vec::new();
         match encode_date(text, &mut out) {

@@ -295,6 +295,7 @@ fn binary_row(encoders: &[Encoder], row: &Row, out: &mut Vec<u8>) -> Result<bool
 mod tests {
     use super::*;
 
+    /// A row of text values (`None` for NULL).
     fn row(values: &[Option<&str>]) -> Row {
         let mut row = Row::with_columns(values.len());
         for (i, v) in values.iter().enumerate() {

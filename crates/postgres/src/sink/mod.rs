@@ -65,7 +65,8 @@ impl PgSink {
         })
     }
 
-    /// Whether the batch's COPY is binary.
+    /// Whether binary COPY is in use (a row holding a value not canonical
+    /// for its binary encoder still goes in a text-format COPY).
     pub fn is_binary(&self) -> bool {
         self.plan.binary
     }

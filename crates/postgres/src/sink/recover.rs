@@ -1,9 +1,10 @@
 //! Finding the bad records of a batch that failed.
 //!
-//! When the batch's COPY (or merge) fails with an error one record can
+//! When the batch's COPYs (or merge) fail with an error one record can
 //! cause ([`PgError::is_row_error`]), the transaction is restarted and the
-//! batch bisected: each range is copied and merged under a savepoint; a
-//! range that fails is rolled back to the savepoint and split. Good ranges
+//! batch bisected: each range is copied (a COPY per run of rows of one
+//! format) and merged under a savepoint; a range that fails is rolled
+//! back to the savepoint and split. Good ranges
 //! stay in the transaction, so the search ends with every good row written
 //! and each bad row isolated with the server's own message, at a cost of
 //! about `2 · bad · log2(batch)` COPYs. The search stops as soon as the
