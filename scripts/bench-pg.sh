@@ -142,18 +142,30 @@ sql -c "DROP TABLE IF EXISTS $table" -c "$forget_checkpoints" >/dev/null
 {
     echo "# PostgreSQL import: $rows products, $rounds round(s)"
     echo
-    echo "Median per contender (wall, client CPU, server CPU in seconds; rows/s from the median wall):"
+    echo "Median per contender (wall, client CPU, server CPU in seconds; rows/s from the median wall)"
+    echo "and the median of the per-round ratios (the contender's wall / ringpipe's in the same round):"
     echo
-    echo "| contender | wall | rows/s | client CPU | server CPU |"
-    echo "|---|---|---|---|---|"
+    echo "| contender | wall | rows/s | client CPU | server CPU | × ringpipe (median) | × ringpipe per round |"
+    echo "|---|---|---|---|---|---|---|"
     for name in "${names[@]}"; do
         N="$name" awk -F, -v r="$rows" '
-            $2 == ENVIRON["N"] { w[++c] = $4; u[c] = $5; s[c] = $6 }
+            $2 == "ringpipe" { base[$1] = $4 }
+            $2 == ENVIRON["N"] { w[++c] = $4; u[c] = $5; s[c] = $6; round[c] = $1 }
             function median(a, k,   i, j, t) {
                 for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
                 return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
             }
-            END { if (c) { m = median(w, c); printf "| %s | %.2f | %d | %.2f | %s |\n", ENVIRON["N"], m, r / m, median(u, c), s[1] == "" ? "?" : sprintf("%.2f", median(s, c)) } }
+            END {
+                if (!c) exit
+                n = 0; each = ""
+                for (i = 1; i <= c; i++) if (round[i] in base) {
+                    q[++n] = w[i] / base[round[i]]
+                    each = each (n > 1 ? " / " : "") sprintf("%.2f", q[n])
+                }
+                m = median(w, c)
+                printf "| %s | %.2f | %d | %.2f | %s | %s | %s |\n", ENVIRON["N"], m, r / m, median(u, c),
+                    s[1] == "" ? "?" : sprintf("%.2f", median(s, c)), n ? sprintf("%.2f", median(q, n)) : "?", n ? each : "?"
+            }
         ' "$runs"
     done
 } > "$work/results.md"
