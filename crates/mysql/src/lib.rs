@@ -42,7 +42,9 @@
 //! waits for every reply and binds each value as an owned `Value`: the
 //! sink speaks the protocol itself ([`BulkClient::Wire`], the default),
 //! on `mysql_common`'s packet types. Each bulk packet is built straight
-//! from the batch's text, and the next statement is encoded and sent while
+//! from the batch's text (integers, `DATETIME`s and `DATE`s spelled
+//! canonically go in their binary form, which spares the server its string
+//! parsers), and the next statement is encoded and sent while
 //! the server runs the one before: `START TRANSACTION` and the first
 //! statement leave from `write`, the rest and the checkpoint from `commit`,
 //! and `COMMIT` only after every reply was OK. The session runs with
