@@ -12,6 +12,7 @@
 //! [`Target`] opens one sink per shard and, for a resumable destination,
 //! reads back and clears the checkpoints.
 
+pub mod canonical;
 mod doctor;
 mod error;
 mod identity;

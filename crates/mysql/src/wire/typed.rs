@@ -12,7 +12,10 @@
 //! fails the same way (strict mode's out-of-range error). Any other text
 //! (`+1`, `007`, `1e3`, `2024-02-30`, `24:00:00`, a zero date, a fraction
 //! the column would round) makes the whole column of that packet go as
-//! text, for the server's own parser to judge.
+//! text, for the server's own parser to judge. The date and time spellings
+//! are [`ringpipe_pipeline::canonical`]'s, narrowed to `DATETIME`'s years.
+
+use ringpipe_pipeline::canonical::{self, CivilDate, CivilDateTime};
 
 /// `MYSQL_TYPE_LONGLONG`.
 pub(super) const LONGLONG: u8 = 8;
@@ -72,10 +75,9 @@ impl ParamKind {
                 None => false,
             },
             ParamKind::Date => match canonical_date(text) {
-                Some((year, month, day)) => {
+                Some(date) => {
                     out.push(4);
-                    out.extend_from_slice(&year.to_le_bytes());
-                    out.extend_from_slice(&[month, day]);
+                    push_date_fields(out, &date);
                     true
                 }
                 None => false,
@@ -112,100 +114,34 @@ fn canonical_integer(text: &[u8]) -> Option<i64> {
     }
 }
 
-/// A datetime's fields, as the binary protocol's `MYSQL_TIME` holds them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Time {
-    year: u16,
-    month: u8,
-    day: u8,
-    hour: u8,
-    minute: u8,
-    second: u8,
-    micros: u32,
+/// A `DATETIME` of years 1000–9999 (the type's range) that `text` spells
+/// canonically, with no more fractional digits than the column keeps
+/// (`precision`), so that neither path rounds.
+fn canonical_datetime(text: &[u8], precision: u8) -> Option<CivilDateTime> {
+    let t = canonical::datetime(text)?;
+    (t.date.year >= 1000 && t.fraction_digits <= precision).then_some(t)
+}
+
+/// A `DATE` of years 1000–9999 that `text` spells canonically.
+fn canonical_date(text: &[u8]) -> Option<CivilDate> {
+    canonical::date(text).filter(|d| d.year >= 1000)
 }
 
 /// Appends `t` as a binary `DATETIME`: its length (7, or 11 with
 /// microseconds), then the fields little-endian.
-fn push_time(out: &mut Vec<u8>, t: &Time) {
+fn push_time(out: &mut Vec<u8>, t: &CivilDateTime) {
     out.push(if t.micros == 0 { 7 } else { 11 });
-    out.extend_from_slice(&t.year.to_le_bytes());
-    out.extend_from_slice(&[t.month, t.day, t.hour, t.minute, t.second]);
+    push_date_fields(out, &t.date);
+    out.extend_from_slice(&[t.hour, t.minute, t.second]);
     if t.micros != 0 {
         out.extend_from_slice(&t.micros.to_le_bytes());
     }
 }
 
-/// `YYYY-MM-DD` naming a real day of years 1000–9999.
-fn canonical_date(text: &[u8]) -> Option<(u16, u8, u8)> {
-    let [y0, y1, y2, y3, b'-', m0, m1, b'-', d0, d1] = *text else {
-        return None;
-    };
-    let year = u16::try_from(number(&[y0, y1, y2, y3])?).ok()?;
-    let month = u8::try_from(number(&[m0, m1])?).ok()?;
-    let day = u8::try_from(number(&[d0, d1])?).ok()?;
-    let real = (1000..=9999).contains(&year)
-        && (1..=12).contains(&month)
-        && (1..=days_in_month(year, month)).contains(&day);
-    real.then_some((year, month, day))
-}
-
-/// `YYYY-MM-DD HH:MM:SS`, optionally with 1..=`precision` fractional
-/// digits, naming a real day and time of day.
-fn canonical_datetime(text: &[u8], precision: u8) -> Option<Time> {
-    if text.len() < 19 {
-        return None;
-    }
-    let (date, rest) = text.split_at(10);
-    let (year, month, day) = canonical_date(date)?;
-    let [b' ', h0, h1, b':', n0, n1, b':', s0, s1] = rest[..9] else {
-        return None;
-    };
-    let hour = u8::try_from(number(&[h0, h1])?).ok()?;
-    let minute = u8::try_from(number(&[n0, n1])?).ok()?;
-    let second = u8::try_from(number(&[s0, s1])?).ok()?;
-    if hour > 23 || minute > 59 || second > 59 {
-        return None;
-    }
-    let micros = match &rest[9..] {
-        [] => 0,
-        [b'.', fraction @ ..]
-            if !fraction.is_empty() && fraction.len() <= usize::from(precision) =>
-        {
-            let scale = 10u32.pow(6 - u32::try_from(fraction.len()).ok()?);
-            number(fraction)? * scale
-        }
-        _ => return None,
-    };
-    Some(Time {
-        year,
-        month,
-        day,
-        hour,
-        minute,
-        second,
-        micros,
-    })
-}
-
-/// The value of 1 to 6 ASCII digits.
-fn number(digits: &[u8]) -> Option<u32> {
-    if digits.is_empty() || digits.len() > 6 {
-        return None;
-    }
-    digits.iter().try_fold(0u32, |n, &b| {
-        let digit = b.wrapping_sub(b'0');
-        (digit <= 9).then(|| n * 10 + u32::from(digit))
-    })
-}
-
-/// Days in `month` of `year` (proleptic Gregorian).
-fn days_in_month(year: u16, month: u8) -> u8 {
-    match month {
-        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
+/// Appends a date's year (little-endian), month and day.
+fn push_date_fields(out: &mut Vec<u8>, d: &CivilDate) {
+    out.extend_from_slice(&d.year.to_le_bytes());
+    out.extend_from_slice(&[d.month, d.day]);
 }
 
 #[cfg(test)]

@@ -12,7 +12,10 @@
 //! times up to 23:59:59. Everything else the server reads (a `T`
 //! separator, a zone, `24:00:00`, a leap second, `infinity`, `epoch`, BC,
 //! more fractional digits, other styles) is not canonical and goes in text,
-//! where the server's own parser decides.
+//! where the server's own parser decides. The spellings are
+//! [`ringpipe_pipeline::canonical`]'s.
+
+use ringpipe_pipeline::canonical::{self, CivilDate};
 
 /// Days from 1970-01-01 to 2000-01-01.
 const EPOCH_2000: i64 = 10_957;
@@ -32,8 +35,7 @@ pub(super) fn encode_timestamp(text: &str, out: &mut Vec<u8>) -> bool {
 /// Appends the binary date of canonical `text` to `out`; returns `false`
 /// with `out` untouched otherwise.
 pub(super) fn encode_date(text: &str, out: &mut Vec<u8>) -> bool {
-    let bytes = text.as_bytes();
-    let Some(days) = (bytes.len() == 10).then(|| date_days(bytes)).flatten() else {
+    let Some(days) = date_days(text.as_bytes()) else {
         return false;
     };
     // Years 1..=9999 are within ±3.7 million days of 2000.
@@ -43,65 +45,20 @@ pub(super) fn encode_date(text: &str, out: &mut Vec<u8>) -> bool {
 
 /// Microseconds since 2000-01-01 of `YYYY-MM-DD HH:MM:SS[.f{1,6}]`.
 fn timestamp_micros(text: &[u8]) -> Option<i64> {
-    if text.len() < 19 || text[10] != b' ' {
-        return None;
-    }
-    let days = date_days(&text[..10])?;
-    let clock = &text[11..19];
-    if clock[2] != b':' || clock[5] != b':' {
-        return None;
-    }
-    let hour = digits(&clock[..2])?;
-    let minute = digits(&clock[3..5])?;
-    let second = digits(&clock[6..8])?;
-    if hour > 23 || minute > 59 || second > 59 {
-        return None;
-    }
-    let micros = match &text[19..] {
-        [] => 0,
-        [b'.', fraction @ ..] if (1..=6).contains(&fraction.len()) => {
-            digits(fraction)? * [100_000, 10_000, 1000, 100, 10, 1][fraction.len() - 1]
-        }
-        _ => return None,
-    };
-    let seconds = (hour * 60 + minute) * 60 + second;
-    Some(days * DAY_MICROS + seconds * 1_000_000 + micros)
+    let t = canonical::datetime(text)?;
+    let seconds = (i64::from(t.hour) * 60 + i64::from(t.minute)) * 60 + i64::from(t.second);
+    Some(days_since_2000(t.date) * DAY_MICROS + seconds * 1_000_000 + i64::from(t.micros))
 }
 
-/// Days since 2000-01-01 of `YYYY-MM-DD` (exactly ten bytes), years
-/// 0001 to 9999, a day the month has.
+/// Days since 2000-01-01 of `YYYY-MM-DD`.
 fn date_days(text: &[u8]) -> Option<i64> {
-    if text.len() != 10 || text[4] != b'-' || text[7] != b'-' {
-        return None;
-    }
-    let year = digits(&text[..4])?;
-    let month = digits(&text[5..7])?;
-    let day = digits(&text[8..10])?;
-    let valid =
-        year >= 1 && (1..=12).contains(&month) && day >= 1 && day <= month_days(year, month);
-    valid.then(|| days_from_civil(year, month, day) - EPOCH_2000)
+    canonical::date(text).map(days_since_2000)
 }
 
-/// The value of ASCII decimal digits (at most six here), `None` if one is not.
-fn digits(text: &[u8]) -> Option<i64> {
-    text.iter().try_fold(0i64, |value, &b| {
-        b.is_ascii_digit().then(|| value * 10 + i64::from(b - b'0'))
-    })
-}
-
-/// Whether `year` is a Gregorian leap year.
-fn is_leap(year: i64) -> bool {
-    year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-}
-
-/// The days of `month` (1..=12) in `year`.
-fn month_days(year: i64, month: i64) -> i64 {
-    match month {
-        2 if is_leap(year) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
+/// Days from 2000-01-01 to `date`.
+fn days_since_2000(date: CivilDate) -> i64 {
+    let CivilDate { year, month, day } = date;
+    days_from_civil(i64::from(year), i64::from(month), i64::from(day)) - EPOCH_2000
 }
 
 /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
@@ -150,7 +107,7 @@ mod tests {
         assert_eq!(expected - EPOCH_2000, -730_119); // date_send('0001-01-01')
         for year in 1..=9999 {
             for month in 1..=12 {
-                for day in 1..=month_days(year, month) {
+                for day in 1..=i64::from(canonical::days_in_month(year as u16, month as u8)) {
                     assert_eq!(days_from_civil(year, month, day), expected);
                     expected += 1;
                 }
