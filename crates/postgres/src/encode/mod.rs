@@ -1,17 +1,16 @@
 //! Rows as `COPY … FROM STDIN` data, in binary or text format.
 //!
 //! Binary `COPY` sends each value in its type's binary form, so the server
-//! parses nothing (measured on the server: some 10-20 % less CPU than text
-//! for typical catalogue rows). This module encodes the types whose text
-//! it can turn into that form exactly as the server's own input function
-//! would ([`Encoder`]): text types, json, jsonb, bytea, integers, floats
-//! and bool from any text their input functions take, and `numeric`,
-//! `timestamp` (without time zone) and `date` from their canonical text
-//! only (`-12.50`, `2024-02-29 12:00:00.5`, `2024-02-29`; see the
-//! `numeric` and `datetime` modules). A table with any other column type
-//! (timestamptz, whose text depends on the session's TimeZone, arrays,
-//! domains, enums, ...) is written in text format, where the server parses
-//! every value itself.
+//! parses nothing (the figures are in `docs/benchmarks.md`). This module
+//! encodes the types whose text it can turn into that form exactly as the
+//! server's own input function would ([`Encoder`]): text types, json,
+//! jsonb, bytea, integers, floats and bool from any text their input
+//! functions take, and `numeric`, `timestamp` (without time zone) and
+//! `date` from their canonical text only (`-12.50`, `2024-02-29
+//! 12:00:00.5`, `2024-02-29`; see the `numeric` and `datetime` modules). A
+//! table with any other column type (timestamptz, whose text depends on the
+//! session's TimeZone, arrays, domains, enums, ...) is written in text
+//! format, where the server parses every value itself.
 //!
 //! COPY's format is per statement, so each row is encoded in one format
 //! ([`RowFormat`]): binary when every value has its binary form, text when
