@@ -15,8 +15,9 @@
 //! reports the fault, and a region that ends elsewhere than the plan said
 //! fails its end check.
 
-use memchr::{memchr, memchr3, memmem};
+use memchr::memchr_iter;
 
+use crate::scan;
 use crate::window::Window;
 
 /// Consumes the content and end tag of the element whose start tag the
@@ -25,12 +26,13 @@ use crate::window::Window;
 pub(crate) fn skip_element(window: &mut Window) -> Option<()> {
     let mut depth = 1usize;
     loop {
-        seek(window, |data| memchr(b'<', data), 0)?;
+        seek(window, |data| scan::byte(b'<', data), 0)?;
         let head = ensure(window, 9)?;
         match head.get(1) {
             Some(b'/') => {
-                let end = tag_end(window)?;
-                window.consume(end + 1);
+                // An end tag holds no quoted value: its first `>` ends it.
+                seek(window, |data| scan::byte(b'>', data), 0)?;
+                window.consume(1);
                 depth -= 1;
                 if depth == 0 {
                     return Some(());
@@ -92,10 +94,20 @@ fn seek(window: &mut Window, find: impl Fn(&[u8]) -> Option<usize>, keep: usize)
     }
 }
 
-/// Consumes input up to and including the first `end`.
+/// Consumes input up to and including the first `end` (`-->`, `]]>` or
+/// `?>`). Each ends in `>`, which content seldom holds, so a byte search
+/// for it with a look behind is cheaper than a substring search set up
+/// for every section.
 fn skip_past(window: &mut Window, end: &[u8]) -> Option<()> {
-    let finder = memmem::Finder::new(end);
-    seek(window, |data| finder.find(data), end.len() - 1)?;
+    let Some((&last, head)) = end.split_last() else {
+        return Some(());
+    };
+    let find = |data: &[u8]| {
+        memchr_iter(last, data)
+            .find(|&at| at >= head.len() && data[at - head.len()..at] == *head)
+            .map(|at| at - head.len())
+    };
+    seek(window, find, end.len() - 1)?;
     window.consume(end.len());
     Some(())
 }
@@ -107,9 +119,9 @@ fn tag_end(window: &mut Window) -> Option<usize> {
     let mut from = 1;
     loop {
         let data = window.data();
-        match memchr3(b'>', b'"', b'\'', &data[from..]).map(|at| from + at) {
+        match scan::tag_stop(&data[from..]).map(|at| from + at) {
             Some(at) if data[at] == b'>' => return Some(at),
-            Some(quote) => match memchr(data[quote], &data[quote + 1..]) {
+            Some(quote) => match scan::byte(data[quote], &data[quote + 1..]) {
                 Some(close) => from = quote + 1 + close + 1,
                 None => {
                     // The value goes on past the data read so far.
