@@ -15,8 +15,7 @@
 //! lies at or after that), and waits for the plan only past it, which it
 //! reaches long after the plan is done. A later region starts once its
 //! boundary is known. Per byte the scan costs about a fifth of the parse's
-//! instructions (callgrind, the generated catalogue: 175 M for the first
-//! half of 100k records, whose parse takes ~820 M), so the second of two
+//! instructions (callgrind, the generated catalogue), so the second of two
 //! regions starts that much later.
 
 use std::fs::File;
