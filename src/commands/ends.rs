@@ -43,6 +43,19 @@ pub fn check_args(args: &ImportArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Regions parsed at once when `--regions` is not given. MySQL/MariaDB: one
+/// per shard, so that each connection writes the keys of its own stretch of
+/// the file (interleaved blocks of one region make InnoDB spend more on the
+/// same right-hand index pages). PostgreSQL: one, its shards taking turns
+/// by `--shard-block`; measured faster there (docs/benchmarks.md,
+/// "PostgreSQL"), and it spares the split plan's scan.
+pub fn default_regions(args: &ImportArgs) -> usize {
+    match is_postgres_url(&args.url) {
+        true => 1,
+        false => args.shards,
+    }
+}
+
 /// The environment variable that carries a password to the URL's driver.
 pub fn password_var(url: &str) -> &'static str {
     match is_postgres_url(url) {

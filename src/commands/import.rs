@@ -187,9 +187,10 @@ fn import<T: Target>(
     Ok(import)
 }
 
-/// Regions of the input parsed at once: one per shard by default.
+/// Regions of the input parsed at once: `--regions`, else the target's
+/// default.
 fn regions(args: &ImportArgs) -> usize {
-    args.regions.unwrap_or(args.shards)
+    args.regions.unwrap_or_else(|| ends::default_regions(args))
 }
 
 fn check_args(args: &ImportArgs) -> Result<(), CliError> {

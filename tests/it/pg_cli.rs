@@ -199,6 +199,11 @@ fn pg_cli_bad_records_go_to_the_reject_file() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["rows_rejected"], 2, "{report}");
     assert_eq!(report["rows_written"], 48, "{report}");
+    assert_eq!(
+        (&report["shards"], &report["regions"]),
+        (&2.into(), &1.into()),
+        "into PostgreSQL, one region feeds both shards by default: {report}"
+    );
     let lines = std::fs::read_to_string(&rejects).unwrap();
     let mut records: Vec<&str> = lines
         .lines()
