@@ -1,7 +1,7 @@
 //! Errors the binary reports, each one line, each with its exit code.
 
 use ringpipe_mysql::MysqlError;
-use ringpipe_pipeline::{ImportError, ImportFailure, RunSummary};
+use ringpipe_pipeline::{ImportError, ImportFailure, ResumeError, RunSummary};
 use ringpipe_postgres::PgError;
 use ringpipe_text::TextError;
 use ringpipe_xml::XmlError;
@@ -91,9 +91,7 @@ impl CliError {
             _ => 1,
         };
         let message = match &failure.error {
-            ImportError::Resume(why) => {
-                format!("cannot resume: {why}; rerun without --resume to start over")
-            }
+            ImportError::Resume(why) => format!("cannot resume: {why}; {}", resume_fix(why)),
             ImportError::Source(error) => error.to_string(),
             ImportError::Target(error)
             | ImportError::SinkSetup { error, .. }
@@ -107,5 +105,25 @@ impl CliError {
             summary: failure.summary,
             dry_run,
         }))
+    }
+}
+
+/// What to do about an import that cannot resume: the flags that make it
+/// the interrupted one again when only its layout differs, else start over.
+fn resume_fix(why: &ResumeError) -> String {
+    let start_over = "rerun without --resume to start over";
+    let ResumeError::Layout { was, now } = why else {
+        return start_over.to_owned();
+    };
+    let mut flags = Vec::new();
+    if was.regions != now.regions {
+        flags.push(format!("--regions {}", was.regions));
+    }
+    if was.shard_block != now.shard_block {
+        flags.push(format!("--shard-block {}", was.shard_block));
+    }
+    match flags.is_empty() {
+        true => start_over.to_owned(),
+        false => format!("resume it with {}, or {start_over}", flags.join(" ")),
     }
 }

@@ -166,7 +166,8 @@ fn resume_refuses_another_shard_count_region_count_or_input() {
     );
     assert_eq!(regions.status.code(), Some(2), "{}", stderr(&regions));
     assert!(
-        stderr(&regions).contains("regions=3"),
+        stderr(&regions).contains("in 3 region(s)")
+            && stderr(&regions).contains("resume it with --regions 3,"),
         "{}",
         stderr(&regions)
     );

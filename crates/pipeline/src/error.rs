@@ -4,7 +4,7 @@ use ringpipe_ring::{BoxError, HandlerError, RingError};
 
 use crate::stages::ShardError;
 use crate::summary::RunError;
-use crate::RunSummary;
+use crate::{Layout, RunSummary};
 
 /// Why an import failed, with the source's error type `SE` and the sink's
 /// `KE` as the caller defined them.
@@ -85,6 +85,19 @@ pub enum ResumeError {
         was: String,
         /// This import's.
         now: String,
+    },
+    /// The interrupted import was the same but for its [`Layout`]: it
+    /// dealt the records to the shards another way.
+    #[error(
+        "the interrupted import read the input in {} region(s) with shard blocks of {} records, \
+         this one in {} with blocks of {}",
+        was.regions, was.shard_block, now.regions, now.shard_block
+    )]
+    Layout {
+        /// The interrupted import's.
+        was: Layout,
+        /// This import's.
+        now: Layout,
     },
     /// The input cannot be recognised again (a pipe or stdin).
     #[error("resuming needs an input that can be read again, not a pipe")]

@@ -25,6 +25,51 @@ pub struct ImportIdentity {
     pub part: Part,
 }
 
+/// How an import deals its records to shards: how many consecutive
+/// records a shard takes in turn, and in how many regions (each part of)
+/// the input is parsed at once. It decides which record lands where, so
+/// it ends [`ImportIdentity::mapping`], and a resume must read the same
+/// way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Consecutive records a shard takes in turn.
+    pub shard_block: u64,
+    /// Regions of (each part of) the input parsed at once.
+    pub regions: usize,
+}
+
+impl Layout {
+    const BLOCK: &'static str = ";shard-block=";
+    const REGIONS: &'static str = ";regions=";
+
+    /// What the mapping of an import with this layout ends with.
+    pub(crate) fn suffix(&self) -> String {
+        match self.regions {
+            1 => format!("{}{}", Self::BLOCK, self.shard_block),
+            n => format!("{}{}{}{n}", Self::BLOCK, self.shard_block, Self::REGIONS),
+        }
+    }
+
+    /// The mapping without its layout, and the layout; `None` for a
+    /// mapping that does not end with one.
+    pub(crate) fn split(mapping: &str) -> Option<(&str, Layout)> {
+        let (rest, tail) = mapping.split_at(mapping.rfind(Self::BLOCK)?);
+        let tail = &tail[Self::BLOCK.len()..];
+        let (block, regions) = match tail.split_once(Self::REGIONS) {
+            Some((block, regions)) => (block, regions.parse().ok()?),
+            None => (tail, 1),
+        };
+        let shard_block = block.parse().ok()?;
+        Some((
+            rest,
+            Layout {
+                shard_block,
+                regions,
+            },
+        ))
+    }
+}
+
 /// Part `index` of an input cut into `count` parts, each imported on its
 /// own (by its own process, on its own machine) with its own checkpoints.
 ///
@@ -120,6 +165,28 @@ fn crc_of(reader: &mut impl Read, limit: u64) -> io::Result<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_layout_is_read_back_from_the_mapping_it_ends() {
+        for layout in [
+            Layout {
+                shard_block: 5000,
+                regions: 1,
+            },
+            Layout {
+                shard_block: 1,
+                regions: 3,
+            },
+        ] {
+            let mapping = format!("row=p;map=shard-block=x{}", layout.suffix());
+            assert_eq!(
+                Layout::split(&mapping),
+                Some(("row=p;map=shard-block=x", layout))
+            );
+        }
+        assert_eq!(Layout::split("row=p"), None);
+        assert_eq!(Layout::split("row=p;shard-block=x"), None);
+    }
 
     #[test]
     fn the_fingerprint_follows_the_content_not_the_path() {

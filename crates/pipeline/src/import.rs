@@ -11,8 +11,8 @@ use crate::resume::{start_point, Start};
 use crate::retry::retrying;
 use crate::runner::{Pipeline, Settings};
 use crate::{
-    ImportError, ImportFailure, ImportIdentity, Ownership, Part, Progress, ResumeError, RunSummary,
-    Source, Target, TargetError,
+    ImportError, ImportFailure, ImportIdentity, Layout, Ownership, Part, Progress, ResumeError,
+    RunSummary, Source, Target, TargetError,
 };
 
 /// An import: regions of one input, read at once, into a target's shards,
@@ -279,15 +279,15 @@ impl<T: Target> Import<T> {
             ));
         }
         let block = self.shard_block.unwrap_or(self.settings.batch_rows as u64);
+        let layout = Layout {
+            shard_block: block,
+            regions,
+        };
         let identity = self.identity.as_ref().map(|(input, mapping)| {
-            let regions = match regions {
-                1 => String::new(),
-                n => format!(";regions={n}"),
-            };
             Arc::new(ImportIdentity {
                 input: input.clone(),
                 shards: self.shards as u32,
-                mapping: format!("{mapping};shard-block={block}{regions}"),
+                mapping: format!("{mapping}{}", layout.suffix()),
                 part: self.part,
             })
         });

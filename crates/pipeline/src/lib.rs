@@ -33,7 +33,7 @@ mod target;
 
 pub use doctor::{DoctorReport, Finding, Severity};
 pub use error::{ImportError, ImportFailure, ResumeError};
-pub use identity::{fingerprint, ImportIdentity, Part};
+pub use identity::{fingerprint, ImportIdentity, Layout, Part};
 pub use import::{Import, ImportResult};
 pub use ownership::Ownership;
 pub use reject_budget::RejectBudget;

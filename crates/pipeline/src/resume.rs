@@ -1,7 +1,7 @@
 //! Where an import starts, given the checkpoints its target holds: afresh,
 //! after them, or not at all (its part already finished).
 
-use crate::{ImportIdentity, ResumeError, StoredCheckpoint};
+use crate::{ImportIdentity, Layout, ResumeError, StoredCheckpoint};
 
 /// How a resumed import (`--resume`) starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +70,16 @@ fn same_import(was: &ImportIdentity, now: &ImportIdentity) -> Result<(), ResumeE
         return Err(differs("shard count", &was.shards, &now.shards));
     }
     if was.mapping != now.mapping {
+        if let (Some((was_rest, was_layout)), Some((now_rest, now_layout))) =
+            (Layout::split(&was.mapping), Layout::split(&now.mapping))
+        {
+            if was_rest == now_rest {
+                return Err(ResumeError::Layout {
+                    was: was_layout,
+                    now: now_layout,
+                });
+            }
+        }
         return Err(differs("mapping", &was.mapping, &now.mapping));
     }
     Ok(())
@@ -136,5 +146,33 @@ mod tests {
         // The whole input sees every part's checkpoints.
         let whole = start_point(&identity(Part::WHOLE, "a"), &all).unwrap_err();
         assert!(whole.to_string().contains("part count 2, this one has 1"));
+    }
+
+    #[test]
+    fn another_layout_is_named_as_such() {
+        let with = |mapping: &str| ImportIdentity {
+            mapping: mapping.into(),
+            ..identity(Part::WHOLE, "a")
+        };
+        let mut all = [stored(Part::WHOLE, "a", 0, 10, false)];
+        all[0].identity = with("row=p;shard-block=500;regions=2");
+        let layout = |shard_block, regions| Layout {
+            shard_block,
+            regions,
+        };
+        assert_eq!(
+            start_point(&with("row=p;shard-block=500"), &all).unwrap_err(),
+            ResumeError::Layout {
+                was: layout(500, 2),
+                now: layout(500, 1),
+            }
+        );
+        assert_eq!(
+            start_point(&with("row=q;shard-block=500;regions=2"), &all)
+                .unwrap_err()
+                .to_string(),
+            "the interrupted import had mapping row=p;shard-block=500;regions=2, \
+             this one has row=q;shard-block=500;regions=2"
+        );
     }
 }
