@@ -45,10 +45,10 @@ pub fn check_args(args: &ImportArgs) -> Result<(), CliError> {
 
 /// Regions parsed at once when `--regions` is not given. MySQL/MariaDB: one
 /// per shard, so that each connection writes the keys of its own stretch of
-/// the file (interleaved blocks of one region make InnoDB spend more on the
-/// same right-hand index pages). PostgreSQL: one, its shards taking turns
-/// by `--shard-block`; measured faster there (docs/benchmarks.md,
-/// "PostgreSQL"), and it spares the split plan's scan.
+/// the file (the shards of one region, taking blocks in turn, cost the
+/// server more there). PostgreSQL: one, its shards taking blocks in turn,
+/// which is faster there, and it spares the split plan's scan. Both
+/// measured in docs/benchmarks.md.
 pub fn default_regions(args: &ImportArgs) -> usize {
     match is_postgres_url(&args.url) {
         true => 1,
