@@ -36,6 +36,8 @@ pub(crate) enum Token<'a> {
         /// Whether `raw` holds no `&` and no `\r`: its value is `raw`
         /// itself.
         plain: bool,
+        /// Whether `raw` holds a `\r` (a line end to normalize).
+        cr: bool,
     },
     /// The contents of `<![CDATA[…]]>`.
     CData(&'a str),
@@ -84,11 +86,12 @@ impl Lexer {
             return Ok(Token::Eof);
         }
         if self.window.data()[0] != b'<' {
-            let (len, plain) = self.text_end()?;
+            let (len, plain, cr) = self.text_end()?;
             return self.finish(len, |w| {
                 Ok(Token::Text {
                     raw: w.text(0..len)?,
                     plain,
+                    cr,
                 })
             });
         }
@@ -104,20 +107,21 @@ impl Lexer {
     }
 
     /// The length of the text run at the window's start (up to the next
-    /// `<` or the end of input), and whether it is plain (no `&`, no
-    /// `\r`). A `>` met on the way must not end `]]>` (XML 1.0 §2.4 [14]);
-    /// `>`, `&` and `\r` are rare in text, so the one scan finds all four.
+    /// `<` or the end of input), whether it is plain (no `&`, no `\r`),
+    /// and whether it holds a `\r`. A `>` met on the way must not end
+    /// `]]>` (XML 1.0 §2.4 [14]); `>`, `&` and `\r` are rare in text, so
+    /// the one scan finds all four.
     #[inline]
-    fn text_end(&mut self) -> Result<(usize, bool), Located> {
+    fn text_end(&mut self) -> Result<(usize, bool, bool), Located> {
         let mut from = 0;
-        let mut plain = true;
+        let (mut plain, mut cr) = (true, false);
         loop {
             let Some(at) = self.find(from, scan::text_stop)? else {
-                return Ok((self.window.data().len(), plain));
+                return Ok((self.window.data().len(), plain, cr));
             };
             let data = self.window.data();
             match data[at] {
-                b'<' => return Ok((at, plain)),
+                b'<' => return Ok((at, plain, cr)),
                 b'>' if at >= 2 && data[at - 2..at] == *b"]]" => {
                     return Err(Located {
                         fault: Fault::syntax("`]]>` is not allowed in text (write `]]&gt;`)"),
@@ -125,6 +129,7 @@ impl Lexer {
                     });
                 }
                 b'>' => {}
+                b'\r' => (plain, cr) = (false, true),
                 _ => plain = false,
             }
             from = at + 1;

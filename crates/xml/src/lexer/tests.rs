@@ -84,20 +84,24 @@ fn comments_and_pis_in_the_doctype_subset_hide_quotes_and_brackets() {
 
 #[test]
 fn text_is_plain_without_references_and_carriage_returns() {
-    for (text, want) in [
-        ("a b > c", true),
-        ("a &amp; b", false),
-        ("a\r\nb", false),
-        (&format!("{}&lt;", "x".repeat(70)), false),
-        (&format!("{}>\n", "x".repeat(70)), true),
+    for (text, want, want_cr) in [
+        ("a b > c", true, false),
+        ("a &amp; b", false, false),
+        ("a\r\nb", false, true),
+        ("a &amp;\r b", false, true),
+        (&format!("{}&lt;", "x".repeat(70)), false, false),
+        (&format!("{}&lt;\r", "x".repeat(70)), false, true),
+        (&format!("{}>\n", "x".repeat(70)), true, false),
     ] {
         for step in [1, 3, 1 << 16] {
             let input = trickle(format!("{text}<r/>").as_bytes(), step);
             let mut lexer = Lexer::new(Window::new(input, 0, 1 << 20, 1 << 20));
             match lexer.next_token() {
-                Ok(Token::Text { raw, plain }) => {
-                    assert_eq!((raw, plain), (text, want), "read {step} at a time")
-                }
+                Ok(Token::Text { raw, plain, cr }) => assert_eq!(
+                    (raw, plain, cr),
+                    (text, want, want_cr),
+                    "read {step} at a time"
+                ),
                 other => panic!("{text:?}: {other:?}"),
             }
         }

@@ -4,6 +4,7 @@
 use ringpipe_pipeline::Row;
 
 use crate::diagnose::{Fault, Located};
+use crate::scan;
 use crate::text::{self, DeclaredEntities, RefError};
 
 use super::{too_large, RecordReader, Target};
@@ -66,12 +67,12 @@ impl RecordReader {
     }
 
     /// A run of character data at `depth`, its references still in place
-    /// (`a &amp; b`); `plain` when the lexer found no `&` and no `\r` in it.
+    /// (`a &amp; b`), as the lexer found it: `(raw, plain, cr)`, `plain`
+    /// when it holds no `&` and no `\r`, `cr` when it holds a `\r`.
     #[inline(always)]
     pub(crate) fn content(
         &mut self,
-        raw: &str,
-        plain: bool,
+        (raw, plain, cr): (&str, bool, bool),
         depth: usize,
         row: &mut Row,
         declared: &DeclaredEntities,
@@ -81,23 +82,28 @@ impl RecordReader {
                 .text_of(raw, true, depth, row)
                 .map_err(|fault| Located { fault, offset: 0 });
         }
-        self.references(raw, depth, row, declared)
+        self.references(raw, cr, depth, row, declared)
     }
 
-    /// [`RecordReader::content`] of a run that may hold references.
+    /// [`RecordReader::content`] of a run that may hold references (and a
+    /// `\r` only if `cr`). The pieces between references are short, so
+    /// `&` and `;` are found with the short-run scans.
     fn references(
         &mut self,
         raw: &str,
+        cr: bool,
         depth: usize,
         row: &mut Row,
         declared: &DeclaredEntities,
     ) -> Result<(), Located> {
         let at = |offset: usize| move |fault| Located { fault, offset };
+        let bytes = raw.as_bytes();
         let mut done = 0;
-        while let Some(found) = memchr::memchr(b'&', &raw.as_bytes()[done..]) {
+        while let Some(found) = scan::byte(b'&', &bytes[done..]) {
             let amp = done + found;
-            self.text(&raw[done..amp], depth, row).map_err(at(done))?;
-            let Some(len) = raw[amp + 1..].find(';') else {
+            self.text_of(&raw[done..amp], !cr, depth, row)
+                .map_err(at(done))?;
+            let Some(len) = scan::byte(b';', &bytes[amp + 1..]) else {
                 return Err(at(amp)(Fault::syntax(RefError::Unterminated.to_string())));
             };
             let name = &raw[amp + 1..amp + 1 + len];
@@ -105,7 +111,8 @@ impl RecordReader {
                 .map_err(at(amp))?;
             done = amp + len + 2;
         }
-        self.text(&raw[done..], depth, row).map_err(at(done))
+        self.text_of(&raw[done..], !cr, depth, row)
+            .map_err(at(done))
     }
 
     /// The reference `&name;` at `depth`.

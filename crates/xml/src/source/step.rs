@@ -82,9 +82,10 @@ pub(super) fn step(
                 Step::Continue
             }
         }
-        Token::Text { raw, plain } => {
+        Token::Text { raw, plain, cr } => {
             document.text(raw, "text")?;
-            record.content(raw, plain, document.depth(), row, &document.declared)?;
+            let text = (raw, plain, cr);
+            record.content(text, document.depth(), row, &document.declared)?;
             Step::Continue
         }
         Token::CData(cdata) => {
