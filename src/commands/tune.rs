@@ -12,61 +12,15 @@
 mod chart;
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::Instant;
 
-use clap::Args;
 use ringpipe_mysql::{execute, table_columns, Ident, Mode, MysqlTarget, SinkConfig, WritePath};
 use ringpipe_pipeline::{Import, Row, Source, SourceProgress};
 use ringpipe_xml::{XmlConfig, XmlSource};
 
-use crate::cli::WritePathArg;
+use crate::cli::{TuneArgs, WritePathArg};
 use crate::error::CliError;
 use crate::hint;
-
-/// `ringpipe tune`.
-#[derive(Debug, Args)]
-pub struct TuneArgs {
-    /// The XML file whose first records are the sample.
-    pub file: PathBuf,
-    /// Server URL, `mysql://user[:password]@host[:port]/database`.
-    #[arg(long, env = "RINGPIPE_MYSQL_URL", hide_env_values = true)]
-    pub url: String,
-    /// The table whose definition the scratch copy takes (it is not written).
-    #[arg(long)]
-    pub table: String,
-    /// The record element.
-    #[arg(long, default_value = "row")]
-    pub row: String,
-    /// Records of the sample: the first N of the file.
-    #[arg(long, default_value_t = 200_000)]
-    pub sample: u64,
-    /// Times each cell runs (rotated order; the median counts).
-    #[arg(long, default_value_t = 2)]
-    pub rounds: usize,
-    /// Batch sizes to try, comma-separated.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "500,1000,2000,5000,10000"
-    )]
-    pub batch_rows: Vec<usize>,
-    /// Shard counts to try, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
-    pub shards: Vec<usize>,
-    /// Write paths to try, comma-separated.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "bulk,load-data,insert"
-    )]
-    pub write_path: Vec<WritePathArg>,
-    /// Where the chart goes (SVG: rows/s per batch size, one line per
-    /// shard count and write path).
-    #[arg(long, default_value = "ringpipe-tune.svg")]
-    pub chart: PathBuf,
-}
 
 /// One point of the grid and what it measured, one rate per round.
 #[derive(Debug, Clone)]
