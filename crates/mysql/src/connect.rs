@@ -6,6 +6,7 @@ use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder};
 
 use crate::config::{BulkClient, SinkConfig};
+use crate::error::codes;
 use crate::link::{Link, TextQueries};
 use crate::wire::WireConn;
 use crate::MysqlError;
@@ -151,11 +152,23 @@ fn driver_conn(opts: &Opts) -> Result<Conn, MysqlError> {
     }
 }
 
-/// A driver connection. The `mysql` crate indexes into replies during the
+/// A driver connection. A login the server refuses is tried once more: the `mysql` crate signs
+/// an `ed25519` nonce without its last byte when that byte is 0 (see
+/// `wire::handshake::ed25519_nonce`), so one login in 256 of an ed25519
+/// user is refused although the password is right; the second login gets
+/// a fresh nonce. A wrong password costs one more refused login.
+fn connect(opts: Opts) -> Result<Conn, MysqlError> {
+    match connect_once(opts.clone()) {
+        Err(e) if e.code() == Some(codes::ACCESS_DENIED) => connect_once(opts),
+        other => other,
+    }
+}
+
+/// One driver login. The `mysql` crate indexes into replies during the
 /// handshake without checking their length (an empty packet panics it): a
 /// panic there is a protocol error, and the half-made connection is
 /// dropped.
-fn connect(opts: Opts) -> Result<Conn, MysqlError> {
+fn connect_once(opts: Opts) -> Result<Conn, MysqlError> {
     // AssertUnwindSafe: nothing the closure touches survives a panic.
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Conn::new(opts))) {
         Ok(conn) => conn.map_err(|e| MysqlError::driver(e, "connect")),

@@ -20,6 +20,8 @@ pub mod codes {
     pub const UNKNOWN_COM_ERROR: u16 = 1047;
     /// `ER_TOO_MANY_CONNECTIONS`: the server is full; retry later.
     pub const TOO_MANY_CONNECTIONS: u16 = 1040;
+    /// `ER_ACCESS_DENIED_ERROR`: the server refused the login.
+    pub const ACCESS_DENIED: u16 = 1045;
     /// `ER_SERVER_SHUTDOWN`: the server is shutting down; retry after failover.
     pub const SERVER_SHUTDOWN: u16 = 1053;
     /// `ER_LOCK_WAIT_TIMEOUT`: another transaction held a lock too long; retry.

@@ -27,7 +27,8 @@ fn read_packet(stream: &mut TcpStream) -> Option<Vec<u8>> {
 
 /// One login: greeting, switch to `plugin`, the plugin's exchange, then
 /// `ERR 1045`. The sizes of the client's answers after the switch. The
-/// plugin `b"(empty)"` answers the login with an empty packet instead.
+/// plugin `b"(empty)"` answers the login with an empty packet instead, and
+/// `b"(refuse)"` refuses it at once, without a switch.
 fn serve(mut stream: TcpStream, plugin: &'static [u8]) -> Vec<usize> {
     let hello = greeting(b"5.5.5-10.11.6-MariaDB", b"mysql_native_password");
     let mut answers = Vec::new();
@@ -43,6 +44,12 @@ fn serve(mut stream: TcpStream, plugin: &'static [u8]) -> Vec<usize> {
     if plugin == b"(empty)" {
         send(&mut stream, &[]);
         let _ = read_packet(&mut stream);
+        return answers;
+    }
+    let mut refusal = vec![0xFF, 0x15, 0x04, b'#'];
+    refusal.extend_from_slice(b"28000Access denied for user 'fuzz'");
+    if plugin == b"(refuse)" {
+        send(&mut stream, &refusal);
         return answers;
     }
     let mut switch = vec![0xFE];
@@ -64,8 +71,6 @@ fn serve(mut stream: TcpStream, plugin: &'static [u8]) -> Vec<usize> {
         };
         answers.push(answer.len());
     }
-    let mut refusal = vec![0xFF, 0x15, 0x04, b'#'];
-    refusal.extend_from_slice(b"28000Access denied for user 'fuzz'");
     send(&mut stream, &refusal);
     answers
 }
@@ -116,6 +121,17 @@ fn ed25519_is_answered_on_both_paths() {
     let (error, answers) = login(b"client_ed25519", BulkClient::Driver, 1);
     assert!(!error.to_string().is_empty());
     assert_eq!(answers, [vec![64]]);
+}
+
+#[test]
+fn a_refused_driver_login_is_tried_once_more() {
+    // The driver's second try covers the ed25519 nonce it signs short
+    // (see `connect`); the wire client signs it whole and does not retry.
+    let (error, answers) = login(b"(refuse)", BulkClient::Driver, 2);
+    assert_eq!(error.code(), Some(1045), "{error}");
+    assert_eq!(answers.len(), 2);
+    let (error, _) = login(b"(refuse)", BulkClient::Wire, 1);
+    assert_eq!(error.code(), Some(1045), "{error}");
 }
 
 #[test]

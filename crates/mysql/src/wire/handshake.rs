@@ -188,7 +188,7 @@ fn authenticate<S: Read + Write>(
                 native_scramble(switch.plugin_data(), login.password)
             }
             AuthPlugin::Ed25519 => {
-                create_response_for_ed25519(login.password, switch.plugin_data()).to_vec()
+                create_response_for_ed25519(login.password, ed25519_nonce(payload)).to_vec()
             }
             _ => return Ok(None),
         };
@@ -197,6 +197,20 @@ fn authenticate<S: Read + Write>(
             .send(&answer)
             .map_err(|e| reply::io_error(e, context))?;
     }
+}
+
+/// The nonce of an authentication switch to `client_ed25519`: the 32
+/// bytes after the plugin name, as sent. (`AuthSwitchRequest::plugin_data`
+/// cuts a last 0 byte, which is right for the NUL after a
+/// `mysql_native_password` scramble but not for this nonce, whose last byte
+/// is 0 in one login of 256: the signature would then cover 31 bytes and
+/// the server refuse the password.)
+fn ed25519_nonce(switch: &[u8]) -> &[u8] {
+    let data = match switch.iter().skip(1).position(|&b| b == 0) {
+        Some(nul) => &switch[nul + 2..],
+        None => &[],
+    };
+    &data[..data.len().min(32)]
 }
 
 /// `mysql_native_password`'s answer to `nonce`: empty for no password.
@@ -212,6 +226,18 @@ mod tests {
     fn no_password_answers_with_nothing() {
         assert!(native_scramble(&[1; 20], b"").is_empty());
         assert_eq!(native_scramble(&[1; 20], b"secret").len(), 20);
+    }
+
+    #[test]
+    fn the_ed25519_nonce_keeps_a_last_zero_byte() {
+        let switch = |nonce: &[u8]| [&[0xFE][..], b"client_ed25519\0", nonce].concat();
+        let mut nonce = [7u8; 32];
+        nonce[31] = 0;
+        assert_eq!(ed25519_nonce(&switch(&nonce)), nonce);
+        // A NUL after the 32 bytes is not part of the nonce.
+        assert_eq!(ed25519_nonce(&switch(&[&nonce[..], &[0]].concat())), nonce);
+        assert_eq!(ed25519_nonce(&switch(&[])), b"");
+        assert_eq!(ed25519_nonce(b"\xFEclient_ed25519"), b"");
     }
 
     #[test]
