@@ -152,11 +152,12 @@ fn driver_conn(opts: &Opts) -> Result<Conn, MysqlError> {
     }
 }
 
-/// A driver connection. A login the server refuses is tried once more: the `mysql` crate signs
-/// an `ed25519` nonce without its last byte when that byte is 0 (see
-/// `wire::handshake::ed25519_nonce`), so one login in 256 of an ed25519
-/// user is refused although the password is right; the second login gets
-/// a fresh nonce. A wrong password costs one more refused login.
+/// A driver connection. A login the server refuses is tried once more:
+/// the `mysql` crate signs an `ed25519` nonce without its last byte when
+/// that byte is 0 (see `wire::handshake::ed25519_nonce`), so one login in
+/// 256 of an ed25519 user is refused although the password is right; the
+/// second login gets a fresh nonce. A wrong password costs one more
+/// refused login.
 fn connect(opts: Opts) -> Result<Conn, MysqlError> {
     match connect_once(opts.clone()) {
         Err(e) if e.code() == Some(codes::ACCESS_DENIED) => connect_once(opts),
