@@ -76,12 +76,14 @@ impl Check {
             {
                 Err(format!("longer than the column's {n} characters"))
             }
+            Check::Scale(scale) if plain_decimal_within(text, scale) => Ok(()),
             Check::Scale(scale) => match last_digit_power(text.trim()) {
                 Some(power) if power < -i64::from(scale) => Err(format!(
                     "{text:?} has more decimal places than the column's {scale}: it would be rounded"
                 )),
                 _ => Ok(()),
             },
+            Check::Time { .. } if plain_datetime(text) => Ok(()),
             Check::Time { digits, zone } => time(text, digits, zone),
             Check::Date => match find_time(text.as_bytes()) {
                 Some((start, end)) if text[start..end].bytes().any(|b| b.is_ascii_digit() && b != b'0') => {
@@ -93,6 +95,33 @@ impl Check {
             _ => Ok(()),
         }
     }
+}
+
+/// Whether `text` is a plain decimal (`-?digits[.digits]`) with at most
+/// `scale` decimal places, so that no digit of it can be rounded away: the
+/// common case, answered without [`last_digit_power`].
+fn plain_decimal_within(text: &str, scale: i32) -> bool {
+    let bytes = text.as_bytes();
+    let unsigned = bytes.strip_prefix(b"-").unwrap_or(bytes);
+    let (int, frac) = match unsigned.iter().position(|&b| b == b'.') {
+        Some(dot) => (&unsigned[..dot], &unsigned[dot + 1..]),
+        None => (unsigned, &unsigned[..0]),
+    };
+    !int.is_empty()
+        && i64::try_from(frac.len()).is_ok_and(|places| places <= i64::from(scale))
+        && int.iter().chain(frac).all(u8::is_ascii_digit)
+}
+
+/// Whether `text` is exactly `YYYY-MM-DD HH:MM:SS` (digits in those
+/// places): no fraction and no zone, so nothing a time check refuses.
+fn plain_datetime(text: &str) -> bool {
+    const SHAPE: &[u8; 19] = b"0000-00-00 00:00:00";
+    let bytes = text.as_bytes();
+    bytes.len() == SHAPE.len()
+        && bytes.iter().zip(SHAPE).all(|(&b, &s)| match s {
+            b'0' => b.is_ascii_digit(),
+            _ => b == s,
+        })
 }
 
 /// The power of ten of the last nonzero digit of a decimal number
@@ -190,6 +219,19 @@ mod tests {
         for bad in ["1.239", "0.001", "1e-3", "-0.125"] {
             assert!(check.check(bad).is_err(), "{bad}");
         }
+        // The plain-decimal shortcut agrees with the full reading.
+        for value in [
+            "-12.34", "0012.30", "5.", "12.345", "12.340", "-0.005", ".5", "1-2",
+        ] {
+            let full = match last_digit_power(value.trim()) {
+                Some(power) => power >= -2,
+                None => true,
+            };
+            assert_eq!(check.check(value).is_ok(), full, "{value}");
+            if plain_decimal_within(value, 2) {
+                assert!(full, "{value}");
+            }
+        }
         let negative = Check::for_type("numeric", (5 << 16 | (-2i32 & 0x7ff)) + 4).unwrap();
         assert_eq!(negative, Check::Scale(-2));
         assert!(negative.check("1200").is_ok());
@@ -226,6 +268,19 @@ mod tests {
             "2020-01-01 10:00 Europe/Paris",
         ] {
             assert!(timestamp.check(bad).is_err(), "{bad}");
+        }
+        // The plain `YYYY-MM-DD HH:MM:SS` shortcut agrees with the full reading.
+        for check in [timestamp, Check::for_type("timestamp", 0).unwrap()] {
+            for value in [
+                "2021-08-24 11:14:03",
+                "2021-08-24 11:14:3x",
+                "2021-08-24T11:14:03",
+            ] {
+                let Check::Time { digits, zone } = check else {
+                    unreachable!()
+                };
+                assert_eq!(check.check(value), time(value, digits, zone), "{value}");
+            }
         }
         let tz2 = Check::for_type("timestamptz", 2).unwrap();
         assert!(tz2.check("2020-01-01 10:00:00.12+02").is_ok());

@@ -3,7 +3,7 @@
 
 /// `text`, if it has no NUL (which PostgreSQL text cannot hold).
 pub(super) fn no_nul(text: &str) -> Result<&str, String> {
-    match text.contains('\0') {
+    match memchr::memchr(0, text.as_bytes()).is_some() {
         true => Err("PostgreSQL text cannot hold a NUL character".into()),
         false => Ok(text),
     }
