@@ -11,6 +11,8 @@
 //! server refuses itself (out of range, bad syntax, a value too long) is
 //! left to it. Domains over these types, and intervals, are not checked.
 
+use ringpipe_pipeline::canonical;
+
 /// A check of one column's values, from its type and type modifier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Check {
@@ -83,7 +85,14 @@ impl Check {
                 )),
                 _ => Ok(()),
             },
-            Check::Time { .. } if plain_datetime(text) => Ok(()),
+            // A canonical datetime has no zone, and no more fractional
+            // digits written than kept: nothing to refuse.
+            Check::Time { digits, .. }
+                if canonical::datetime(text.as_bytes())
+                    .is_some_and(|t| usize::from(t.fraction_digits) <= digits) =>
+            {
+                Ok(())
+            }
             Check::Time { digits, zone } => time(text, digits, zone),
             Check::Date => match find_time(text.as_bytes()) {
                 Some((start, end)) if text[start..end].bytes().any(|b| b.is_ascii_digit() && b != b'0') => {
@@ -108,20 +117,8 @@ fn plain_decimal_within(text: &str, scale: i32) -> bool {
         None => (unsigned, &unsigned[..0]),
     };
     !int.is_empty()
-        && i64::try_from(frac.len()).is_ok_and(|places| places <= i64::from(scale))
+        && usize::try_from(scale).is_ok_and(|scale| frac.len() <= scale)
         && int.iter().chain(frac).all(u8::is_ascii_digit)
-}
-
-/// Whether `text` is exactly `YYYY-MM-DD HH:MM:SS` (digits in those
-/// places): no fraction and no zone, so nothing a time check refuses.
-fn plain_datetime(text: &str) -> bool {
-    const SHAPE: &[u8; 19] = b"0000-00-00 00:00:00";
-    let bytes = text.as_bytes();
-    bytes.len() == SHAPE.len()
-        && bytes.iter().zip(SHAPE).all(|(&b, &s)| match s {
-            b'0' => b.is_ascii_digit(),
-            _ => b == s,
-        })
 }
 
 /// The power of ten of the last nonzero digit of a decimal number
@@ -269,10 +266,12 @@ mod tests {
         ] {
             assert!(timestamp.check(bad).is_err(), "{bad}");
         }
-        // The plain `YYYY-MM-DD HH:MM:SS` shortcut agrees with the full reading.
+        // The canonical-datetime shortcut agrees with the full reading.
         for check in [timestamp, Check::for_type("timestamp", 0).unwrap()] {
             for value in [
                 "2021-08-24 11:14:03",
+                "2021-08-24 11:14:03.5",
+                "2021-08-24 11:14:03.500000",
                 "2021-08-24 11:14:3x",
                 "2021-08-24T11:14:03",
             ] {
