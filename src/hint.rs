@@ -6,7 +6,7 @@
 use ringpipe_mysql::{codes, redact_url, MysqlError};
 
 /// Access denied for a user (wrong password or unknown user).
-const ACCESS_DENIED: [u16; 2] = [1045, 1698];
+const ACCESS_DENIED: [u16; 2] = [codes::ACCESS_DENIED, 1698];
 /// `ER_DBACCESS_DENIED_ERROR`: no rights on the database.
 const DB_ACCESS_DENIED: u16 = 1044;
 /// `ER_BAD_DB_ERROR`: unknown database.
