@@ -99,14 +99,26 @@ tables() {
     db_sql -e "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY 1"
 }
 
+# The tables that hold checkpoint rows (none while there is no checkpoint table).
+checkpointed() {
+    grep -qx ringpipe_checkpoint <<<"$(tables)" || return 0
+    db_sql -e "SELECT DISTINCT target_table FROM ringpipe_checkpoint ORDER BY 1"
+}
+
 # Step 4: the tests, then what they left behind. Every test drops the tables
-# it made (a guard drops them on failure too); the checkpoint table the
-# imports create is their own bookkeeping, dropped here when it is new and
-# empty.
+# it made and their checkpoint rows (a guard does so on failure too); the
+# checkpoint table the imports create is their own bookkeeping, dropped here
+# when it is new and empty.
 tests_leave_nothing() {
-    local before after left
+    local before after left marked
     before=$(tables) || return
+    marked=$(checkpointed) || return
     cargo test --workspace --locked || return
+    left=$(comm -13 <(sort <<<"$marked") <(checkpointed | sort))
+    if [[ -n $left ]]; then
+        printf 'the tests left checkpoint rows of these tables:\n%s\n' "$left" >&2
+        return 1
+    fi
     after=$(tables) || return
     if ! grep -qx ringpipe_checkpoint <<<"$before" && grep -qx ringpipe_checkpoint <<<"$after" \
         && [[ $(db_sql -e "SELECT COUNT(*) FROM ringpipe_checkpoint") == 0 ]]; then

@@ -18,6 +18,11 @@ impl Drop for Tables {
         let mut db = conn();
         for table in self.0 {
             let _ = db.query_drop(format!("DROP TABLE IF EXISTS `{table}`"));
+            // The imports' checkpoints too (no table yet is no error).
+            let _ = db.exec_drop(
+                "DELETE FROM ringpipe_checkpoint WHERE target_table = ?",
+                (table,),
+            );
         }
     }
 }
