@@ -102,6 +102,7 @@ tables() {
 # The tables that hold checkpoint rows (none while there is no checkpoint table).
 checkpointed() {
     grep -qx ringpipe_checkpoint <<<"$(tables)" || return 0
+    parse_mysql_url "$RINGPIPE_TEST_MYSQL_URL"
     db_sql -e "SELECT DISTINCT target_table FROM ringpipe_checkpoint ORDER BY 1"
 }
 
