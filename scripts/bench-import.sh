@@ -14,6 +14,9 @@
 #   LOAD DATA, keys after    into the table without its secondary indexes, then one
 #                            ALTER TABLE … ADD UNIQUE KEY …, ADD KEY …
 #   2 × LOAD DATA            the TSV's two halves loaded at once on two connections
+#   LOAD DATA INFILE         one LOAD DATA INFILE without LOCAL: the server reads
+#                            the TSV itself, no data crosses the connection
+#   2 × LOAD DATA INFILE     the same of the two halves at once on two connections
 #   LOAD XML                 LOAD XML LOCAL … ROWS IDENTIFIED BY '<product>' (slice)
 #   naive INSERT             the mariadb client fed one autocommitted single-row
 #                            INSERT per record (slice)
@@ -23,6 +26,11 @@
 # host is this machine; then every baseline's client uses that socket too
 # (`mariadb --socket=@@socket`), and the TCP pair is a second table. Slices
 # (RINGPIPE_BENCH_SLICE rows, default 20,000) are extrapolated per row.
+# The server-side loads need the FILE privilege and the server on this
+# machine; they read the files in place when they lie under secure_file_priv
+# (NULL or empty: anywhere) and the server's OS user reads a probe file made
+# beside them, else copies made once, untimed, in a new directory (mode 755,
+# files 644) under secure_file_priv's directory or /tmp, removed on exit.
 #
 # Round k runs the contenders starting with contender k mod N. Every run
 # starts from an empty table with the same indexes and ends with the row
@@ -92,12 +100,14 @@ bare_ddl="$(printf '%s\n' "$ddl" | grep -Ev '^ *(UNIQUE )?KEY ' | sed -E 'N;s/,\
 add_keys="ALTER TABLE \`$table\` $(printf '%s\n' "$ddl" | grep -E '^ *(UNIQUE )?KEY ' | sed -E 's/^ */ADD /; s/,$//' | paste -sd, -)"
 
 fresh_table() { { echo "DROP TABLE IF EXISTS \`$table\`;"; printf '%s;\n' "${1:-$ddl}"; } | sql; }
-load_sql() { # FILE: LOAD DATA LOCAL of FILE into the table
-    printf "LOAD DATA LOCAL INFILE '%s' INTO TABLE \`%s\` CHARACTER SET utf8mb4 (%s)" "$1" "$table" "$columns"
+load_sql() { # FILE [server]: LOAD DATA LOCAL of FILE into the table; with "server", without LOCAL
+    local how="LOCAL "
+    [[ "${2:-}" == server ]] && how=""
+    printf "LOAD DATA %sINFILE '%s' INTO TABLE \`%s\` CHARACTER SET utf8mb4 (%s)" "$how" "$1" "$table" "$columns"
 }
 table_state() { sql -e "SELECT COUNT(*) FROM \`$table\`; CHECKSUM TABLE \`$table\`" | awk 'NR == 1 { c = $1 } NR == 2 { print c, $2 }'; }
 
-trap 'sql -e "DROP TABLE IF EXISTS \`$table\`" || true' EXIT
+trap 'sql -e "DROP TABLE IF EXISTS \`$table\`" || true; rm -rf -- "${SERVER_COPIES:-}"' EXIT
 log "reference loads"
 fresh_table && sql -e "$(load_sql "$tsv")" && reference="$(table_state)"
 fresh_table && sql -e "$(load_sql "$work/slice.tsv")" && slice_reference="$(table_state)"
@@ -113,6 +123,8 @@ contenders=(
     "LOAD DATA, unique_checks=0 foreign_key_checks=0|$transport|$rows|c_load_data_bulk"
     "LOAD DATA without secondary keys, then ALTER ADD KEY|$transport|$rows|c_load_data_keys_after"
     "2 × LOAD DATA of the TSV's halves at once|$transport|$rows|c_load_data_halves"
+    "LOAD DATA INFILE (server reads the file)|$transport|$rows|c_infile"
+    "2 × LOAD DATA INFILE of the TSV's halves at once|$transport|$rows|c_infile_halves"
     "LOAD XML (slice)|$transport|$slice|c_load_xml|lossy"
     "naive: 1 autocommitted INSERT per row, mariadb client (slice)|$transport|$slice|c_naive"
     "ringpipe --write-path insert --shards 1 --batch-rows 1 (slice)|$transport|$slice|c_ringpipe_row"
@@ -122,6 +134,24 @@ if [[ -n "$sock" ]]; then
 fi
 if [[ -n "${RINGPIPE_BENCH_ONLY:-}" ]]; then
     mapfile -t contenders < <(printf '%s\n' "${contenders[@]}" | grep -E "^ringpipe\||${RINGPIPE_BENCH_ONLY}")
+fi
+
+# Where the server-side loads read the TSV and its halves (see the header).
+SERVER_FILES=("$tsv" "$work/half-00" "$work/half-01")
+infile_reads() { # PATH: the one line the server reads from PATH with LOAD DATA INFILE
+    sql -e "CREATE TEMPORARY TABLE ringpipe_probe (t text); LOAD DATA INFILE '$1' INTO TABLE ringpipe_probe; SELECT t FROM ringpipe_probe"
+}
+if printf '%s\n' "${contenders[@]}" | grep -q '|c_infile'; then
+    [[ "$(sql -e "SELECT COUNT(*) FROM information_schema.USER_PRIVILEGES WHERE PRIVILEGE_TYPE = 'FILE'
+          AND GRANTEE IN (CONCAT('''', SUBSTRING_INDEX(CURRENT_USER(), '@', 1), '''@''', SUBSTRING_INDEX(CURRENT_USER(), '@', -1), ''''),
+                          CONCAT('''', CURRENT_ROLE(), ''''))")" != 0 ]] ||
+        die "LOAD DATA INFILE needs the FILE privilege, which $DB_USER lacks here (GRANT FILE ON *.* TO …, or leave these contenders out with RINGPIPE_BENCH_ONLY)"
+    priv="$(sql -e 'SELECT @@secure_file_priv')" confined=""
+    if [[ "$priv" != NULL && -n "$priv" && "$(realpath "$tsv")" != "${priv%/}"/* ]]; then
+        log "secure_file_priv is $priv: the server reads files only under it; copying the TSV and its halves there (untimed)"
+        confined="$priv"
+    fi
+    server_files infile_reads "$confined" "${SERVER_FILES[@]}"
 fi
 
 c_ringpipe() { "$bin" import "$xml" --url "$url" --table "$table" --row product --quiet; }
@@ -134,11 +164,11 @@ c_load_data() { sql -e "$(load_sql "$tsv")"; }
 c_load_data_tcp() { db_sql -e "$(load_sql "$tsv")"; }
 c_load_data_bulk() { sql -e "SET SESSION unique_checks = 0, foreign_key_checks = 0; $(load_sql "$tsv")"; }
 c_load_data_keys_after() { sql -e "$(load_sql "$tsv"); $add_keys"; }
-c_load_data_halves() {
-    sql -e "$(load_sql "$work/half-00")" & local a=$!
-    sql -e "$(load_sql "$work/half-01")" & local b=$!
-    wait "$a" && wait "$b"
-}
+load_local() { sql -e "$(load_sql "$1")"; }
+load_server() { sql -e "$(load_sql "$1" server)"; }
+c_load_data_halves() { at_once load_local "$work/half-00" "$work/half-01"; }
+c_infile() { load_server "${SERVER_FILES[0]}"; }
+c_infile_halves() { at_once load_server "${SERVER_FILES[1]}" "${SERVER_FILES[2]}"; }
 c_load_xml() {
     sql -e "LOAD XML LOCAL INFILE '$work/products-$slice.xml' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ROWS IDENTIFIED BY '<product>'"
 }
@@ -154,7 +184,7 @@ run_one() { # ROUND ENTRY
     IFS='|' read -r name transport n fn lossy <<< "$2"
     if [[ "$fn" == c_load_data_keys_after ]]; then fresh_table "$bare_ddl"; else fresh_table; fi
     # Inputs read once untimed: every run starts with its file in the page cache.
-    cat "$xml" "$tsv" "$work/products-$slice.xml" "$work/naive.sql" > /dev/null
+    cat "$xml" "$tsv" "$work/products-$slice.xml" "$work/naive.sql" "${SERVER_FILES[@]}" > /dev/null
     local before after times state expect="$reference"
     (( n == rows )) || expect="$slice_reference"
     before="$(proc_cpu_ticks "$server_pid")"

@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
 # PostgreSQL import benchmark: the same generated catalogue loaded into the
-# same PostgreSQL by ringpipe and by psql's \copy, in rotated order, round
-# after round, every table checked by the server.
+# same PostgreSQL by ringpipe, by psql's \copy and by the server's own COPY
+# FROM a file, in rotated order, round after round, every table checked by
+# the server.
 #
 #   scripts/bench-pg.sh                                          # 1,000,000 products, 5 rounds
 #   RINGPIPE_BENCH_ROWS=20000 RINGPIPE_BENCH_ROUNDS=1 scripts/bench-pg.sh   # smoke run
 #
 # Contenders (the ready file is converted from the XML once, untimed; it is
 # tab-separated with \N for NULL and backslash escapes, which is exactly
-# COPY's text format, so \copy reads it as it is):
+# COPY's text format, so \copy and COPY read it as it is):
 #   ringpipe        the default import (`ringpipe import FILE --url postgres://… --table …`)
 #   \copy           one `psql -c "\copy … FROM file"` of the ready file
 #   2 × \copy       the file's two halves copied at once on two connections
+#   COPY FROM file  one `psql -c "COPY … FROM '/abs/path'"`: the server reads the
+#                   file itself, no data crosses the connection
+#   2 × COPY FROM file  the same of the two halves at once on two connections
+# The server-side copies need superuser or pg_read_server_files and the
+# server on this machine; they read the files in place when the server's OS
+# user reads a probe file made beside them, else copies made once, untimed,
+# in a new directory under /tmp (mode 755, files 644), removed on exit.
 #
 # Round k runs the contenders starting with contender k mod N. Every run
 # starts from an empty table with the same primary key and unique index and
@@ -97,19 +105,32 @@ settle() {
 tck="$(getconf CLK_TCK)"
 
 copy_file() { sql -c "\\copy $table ($columns) FROM '$1'"; }
+copy_server() { sql -c "COPY $table ($columns) FROM '$1'"; }
 
 run_ringpipe() {
     "$bin" import "$xml" --url "$url" --table "$table" --row product --quiet "${extra[@]}"
 }
 run_copy() { copy_file "$tsv"; }
-run_copy2() {
-    copy_file "$work/half-00" & local a=$!
-    copy_file "$work/half-01" & local b=$!
-    wait "$a" && wait "$b"
-}
+run_copy2() { at_once copy_file "$work/half-00" "$work/half-01"; }
+run_server_copy() { copy_server "${SERVER_FILES[0]}"; }
+run_server_copy2() { at_once copy_server "${SERVER_FILES[1]}" "${SERVER_FILES[2]}"; }
 
-names=("ringpipe" "\\copy" "2 × \\copy")
-fns=(run_ringpipe run_copy run_copy2)
+names=("ringpipe" "\\copy" "2 × \\copy" "COPY FROM file (server reads the file)" "2 × COPY FROM file of its halves at once")
+fns=(run_ringpipe run_copy run_copy2 run_server_copy run_server_copy2)
+
+# Where the server-side copies read the file and its halves (see the header).
+SERVER_FILES=("$tsv" "$work/half-00" "$work/half-01")
+trap 'rm -rf -- "${SERVER_COPIES:-}"' EXIT
+copy_reads() { # PATH: the one line the server reads from PATH with COPY FROM a file
+    sql -c "CREATE TEMP TABLE ringpipe_probe (t text)" -c "COPY ringpipe_probe FROM '$1'" -c "SELECT t FROM ringpipe_probe"
+}
+for (( i = 0; i < ${#fns[@]}; i++ )); do
+    [[ "${fns[$i]}" == run_server_* && "${names[$i]}" =~ $only ]] || continue
+    [[ "$(sql -c "SELECT pg_has_role('pg_read_server_files', 'USAGE')")" == t ]] ||
+        die "COPY FROM a file needs superuser or pg_read_server_files, which $(sql -c 'SELECT current_user') lacks (GRANT pg_read_server_files TO …, or leave these contenders out with RINGPIPE_BENCH_ONLY)"
+    server_files copy_reads "" "${SERVER_FILES[@]}"
+    break
+done
 
 runs="$work/runs.csv"
 echo "round,contender,rows,wall_s,client_cpu_s,server_cpu_s,check" > "$runs"

@@ -4,7 +4,8 @@
 #   . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 #
 # Provides: RINGPIPE_ROOT, log, warn, die, have, now_s, as_root, parse_mysql_url,
-# db_sql, db_server_pid, db_socket, db_sql_socket, proc_cpu_ticks, json_field.
+# db_sql, db_server_pid, db_socket, db_sql_socket, proc_cpu_ticks, json_field,
+# at_once, server_files.
 
 # Absolute path of the repository root (this file lives in <root>/scripts/lib).
 RINGPIPE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
@@ -100,4 +101,64 @@ json_field() {
     local value
     value=$(grep -o "\"$2\":[-0-9.eE+]*" "$1" | head -n 1 | cut -d: -f2)
     printf '%s\n' "${value:-0}"
+}
+
+# at_once FN ARG1 ARG2: `FN ARG1` and `FN ARG2` run at the same time; fails
+# when either fails (both are waited for).
+at_once() {
+    local a b rc=0
+    "$1" "$2" & a=$!
+    "$1" "$3" & b=$!
+    wait "$a" || rc=$?
+    wait "$b" || rc=$?
+    return "$rc"
+}
+
+# server_files READS DIR FILE...: sets the array SERVER_FILES to the paths at
+# which a database server on this machine reads FILE... itself (LOAD DATA
+# INFILE, COPY FROM a file), as its own OS user. READS PATH is the caller's
+# probe: the server reads the one-line file PATH through the statement the
+# benchmark runs and prints the line. With DIR empty the files stay where
+# they are if the server reads a probe file made beside them with the first
+# FILE's mode; else, or with DIR (a directory the server is confined to),
+# they are copied once into a new directory under DIR (/tmp when empty;
+# mktemp -d, mode 755, files 644), named in SERVER_COPIES for the caller's
+# exit trap to remove. Dies when the server cannot read them there either.
+server_files() {
+    local reads=$1 base=$2 dir said f
+    shift 2
+    dir="$(cd "$(dirname "$1")" && pwd -P)"
+    if [[ -z "$base" ]]; then
+        if said="$(server_reads_in "$reads" "$dir" "$1")"; then
+            SERVER_FILES=()
+            for f; do SERVER_FILES+=("$dir/$(basename "$f")"); done
+            return 0
+        fi
+        log "the server cannot read files in $dir ($said): copying them (untimed) to a private directory under /tmp"
+        base=/tmp
+    fi
+    SERVER_COPIES="$(mktemp -d "$base/ringpipe-bench.XXXXXX")" ||
+        die "cannot make a directory under $base for the server to read the files from"
+    chmod 755 "$SERVER_COPIES"
+    cp -- "$@" "$SERVER_COPIES/"
+    chmod 644 "$SERVER_COPIES"/*
+    said="$(server_reads_in "$reads" "$SERVER_COPIES" "$1")" ||
+        die "the server cannot read its copies in $SERVER_COPIES ($said); to read a file itself it must run on this machine and see that directory (or leave these contenders out with RINGPIPE_BENCH_ONLY)"
+    SERVER_FILES=()
+    for f; do SERVER_FILES+=("$SERVER_COPIES/$(basename "$f")"); done
+    log "the server reads its files in $SERVER_COPIES"
+}
+
+# server_reads_in READS DIR MODEL: does the server read back a probe file
+# made in DIR with MODEL's mode? When not, prints what it said.
+server_reads_in() {
+    local probe="$2/ringpipe-probe.$$" token="ringpipe probe $$ $RANDOM" got
+    printf '%s\n' "$token" > "$probe"
+    chmod --reference="$3" "$probe"
+    got="$("$1" "$probe" 2>&1)" || true
+    rm -f -- "$probe"
+    [[ "$got" == "$token" ]] && return 0
+    # The error line alone when there is one (clients echo the statement too).
+    grep -m 1 ERROR <<< "$got" || printf '%s\n' "${got:-it read nothing}" | paste -sd ' ' -
+    return 1
 }
