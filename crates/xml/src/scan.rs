@@ -4,16 +4,19 @@
 //!
 //! `memchr` is fastest on long haystacks but pays a fixed cost per call
 //! (dispatch, set-up, a vector tail) that dominates on runs of a few bytes,
-//! which is most of what a record holds. These scans read eight bytes as
-//! one `u64` and find the first wanted byte with the "has a zero byte" bit
-//! trick, so a short run costs a handful of instructions; after
-//! [`SHORT`] bytes they hand the rest to `memchr`, so a long run costs
-//! what it did before (the text scan, which looks for four bytes, stays
-//! with words). The last bytes (fewer than eight) are read one by one.
+//! which is most of what a record holds. These scans compare sixteen bytes
+//! at once with SSE2 (part of every x86-64 processor, so nothing is
+//! detected at run time) and read the last fewer-than-sixteen bytes as
+//! `u64` words, finding the first wanted byte with the "has a zero byte"
+//! bit trick, then one by one; other processors use the words all the
+//! way. A short run costs a handful of instructions; after [`SHORT`]
+//! bytes the single-byte scans hand the rest to `memchr`, so a long run
+//! costs what it does there (the scans for three or more bytes stay with
+//! their own loop).
 
 use memchr::{memchr, memchr2, memchr3};
 
-/// Bytes scanned eight at a time before a long run goes to `memchr`.
+/// Bytes scanned before a long run goes to `memchr`.
 const SHORT: usize = 32;
 
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -33,28 +36,62 @@ fn zeros(word: u64) -> u64 {
     word.wrapping_sub(ONES) & !word & HIGHS
 }
 
-/// Marks the bytes of `word` equal to `b` (lowest mark exact).
+/// Marks the bytes of `word` that are in `set` (lowest mark exact).
 #[inline(always)]
-fn equal(word: u64, b: u8) -> u64 {
-    zeros(word ^ splat(b))
+fn word_marks<const N: usize>(word: u64, set: [u8; N]) -> u64 {
+    set.iter()
+        .fold(0, |marks, &b| marks | zeros(word ^ splat(b)))
 }
 
-/// The first position in `data` whose byte `marks` marks (eight at a time,
-/// lowest mark exact) or `one` accepts (byte by byte); past `short`
+/// Sixteen bytes at a time, with SSE2.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+mod sse2 {
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128};
+    use std::arch::x86_64::{_mm_set1_epi8, _mm_setzero_si128};
+
+    /// A bit per byte of `block` (bit `i` for byte `i`) that is in `set`.
+    #[inline(always)]
+    pub(super) fn marks<const N: usize>(block: &[u8; 16], set: [u8; N]) -> u32 {
+        // SAFETY: the module is built only where SSE2 is enabled (it is
+        // part of the x86-64 baseline), so every instruction exists; and
+        // `block` is sixteen readable bytes, which `_mm_loadu_si128` reads
+        // without any alignment requirement.
+        unsafe {
+            let bytes = _mm_loadu_si128(block.as_ptr().cast());
+            let any = set.iter().fold(_mm_setzero_si128(), |any, &b| {
+                _mm_or_si128(any, _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b as i8)))
+            });
+            _mm_movemask_epi8(any) as u32
+        }
+    }
+}
+
+/// The first position in `data` whose byte is in `set`; past `short`
 /// bytes, `long` searches the rest.
 #[inline(always)]
-fn first(
+fn first<const N: usize>(
     data: &[u8],
-    marks: impl Fn(u64) -> u64,
-    one: impl Fn(u8) -> bool,
+    set: [u8; N],
     short: usize,
     long: impl Fn(&[u8]) -> Option<usize>,
 ) -> Option<usize> {
     let mut at = 0;
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    while let Some(block) = data.get(at..at + 16) {
+        let block: &[u8; 16] = block.try_into().ok()?;
+        let found = sse2::marks(block, set);
+        if found != 0 {
+            return Some(at + found.trailing_zeros() as usize);
+        }
+        at += 16;
+        if at >= short {
+            return long(&data[at..]).map(|found| at + found);
+        }
+    }
     while let Some(chunk) = data.get(at..at + 8) {
         let mut word = [0; 8];
         word.copy_from_slice(chunk);
-        let found = marks(u64::from_le_bytes(word));
+        let found = word_marks(u64::from_le_bytes(word), set);
         if found != 0 {
             return Some(at + (found.trailing_zeros() / 8) as usize);
         }
@@ -64,57 +101,37 @@ fn first(
         }
     }
     let rest = data.get(at..).unwrap_or_default();
-    rest.iter().position(|&b| one(b)).map(|found| at + found)
+    rest.iter()
+        .position(|b| set.contains(b))
+        .map(|found| at + found)
 }
 
 /// The first `b` in `data` (as `memchr`).
 #[inline]
 pub(crate) fn byte(b: u8, data: &[u8]) -> Option<usize> {
-    first(
-        data,
-        |w| equal(w, b),
-        |x| x == b,
-        SHORT,
-        |rest| memchr(b, rest),
-    )
+    first(data, [b], SHORT, |rest| memchr(b, rest))
 }
 
 /// The first `a` or `b` in `data` (as `memchr2`).
 #[inline]
 pub(crate) fn byte2(a: u8, b: u8, data: &[u8]) -> Option<usize> {
-    first(
-        data,
-        |w| equal(w, a) | equal(w, b),
-        |x| x == a || x == b,
-        SHORT,
-        |rest| memchr2(a, b, rest),
-    )
+    first(data, [a, b], SHORT, |rest| memchr2(a, b, rest))
 }
 
-/// The first `a`, `b`, `c` or `d` in `data` (eight bytes at a time all
-/// the way: for the short runs of attribute names).
+/// The first `a`, `b`, `c` or `d` in `data` (for the short runs of
+/// attribute names).
 #[inline]
 pub(crate) fn byte4(a: u8, b: u8, c: u8, d: u8, data: &[u8]) -> Option<usize> {
-    first(
-        data,
-        |w| equal(w, a) | equal(w, b) | equal(w, c) | equal(w, d),
-        |x| x == a || x == b || x == c || x == d,
-        usize::MAX,
-        |_| None,
-    )
+    first(data, [a, b, c, d], usize::MAX, |_| None)
 }
 
 /// The first `>`, `"` or `'` in `data`: where a tag ends or a quoted
 /// attribute value starts (as `memchr3`).
 #[inline]
 pub(crate) fn tag_stop(data: &[u8]) -> Option<usize> {
-    first(
-        data,
-        |w| equal(w, b'>') | equal(w, b'"') | equal(w, b'\''),
-        |x| matches!(x, b'>' | b'"' | b'\''),
-        SHORT,
-        |rest| memchr3(b'>', b'"', b'\'', rest),
-    )
+    first(data, [b'>', b'"', b'\''], SHORT, |rest| {
+        memchr3(b'>', b'"', b'\'', rest)
+    })
 }
 
 /// [`tag_stop`], also stopping at `:` and `x`: while the lexer looks for
@@ -123,36 +140,25 @@ pub(crate) fn tag_stop(data: &[u8]) -> Option<usize> {
 /// namespace or has a prefix.
 #[inline]
 pub(crate) fn tag_or_name_stop(data: &[u8]) -> Option<usize> {
-    first(
-        data,
-        |w| equal(w, b'>') | equal(w, b'"') | equal(w, b'\'') | equal(w, b':') | equal(w, b'x'),
-        |x| matches!(x, b'>' | b'"' | b'\'' | b':' | b'x'),
-        usize::MAX,
-        |_| None,
-    )
+    first(data, [b'>', b'"', b'\'', b':', b'x'], usize::MAX, |_| None)
 }
 
-/// Whether a text byte stops [`text_stop`]: `<` ends the run, `>` may end
+/// The bytes that stop [`text_stop`]: `<` ends the run, `>` may end
 /// `]]>`, and `&` (a reference) or `\r` (a line end to normalize) make the
 /// run need more than a copy.
-#[inline]
-pub(crate) fn is_text_stop(b: u8) -> bool {
-    matches!(b, b'<' | b'>' | b'&' | b'\r')
+const TEXT_STOPS: [u8; 4] = [b'<', b'>', b'&', b'\r'];
+
+/// Whether a text byte stops [`text_stop`].
+#[cfg(test)]
+fn is_text_stop(b: u8) -> bool {
+    TEXT_STOPS.contains(&b)
 }
 
-/// The first byte of `data` that [`is_text_stop`].
+/// The first byte of `data` that stops a text run (`<`, `>`, `&`, `\r`).
 #[inline]
 pub(crate) fn text_stop(data: &[u8]) -> Option<usize> {
-    first(
-        data,
-        // `<` (0x3C) and `>` (0x3E) are the only bytes that `| 2` turns
-        // into `>`.
-        |w| equal(w | splat(2), b'>') | equal(w, b'&') | equal(w, b'\r'),
-        is_text_stop,
-        // memchr has no four-byte search: words all the way.
-        usize::MAX,
-        |_| None,
-    )
+    // memchr has no four-byte search: this loop all the way.
+    first(data, TEXT_STOPS, usize::MAX, |_| None)
 }
 
 #[cfg(test)]
@@ -203,14 +209,15 @@ mod tests {
     #[test]
     fn every_byte_value_at_every_position_of_a_word() {
         // Each byte value alone, after each number of filler bytes (so at
-        // every lane of a word, in the tail and past `SHORT`), with fillers
+        // every lane of a block and of a word, in the tail and past
+        // `SHORT`), with fillers
         // that border it (b ± 1, which a borrow could confuse).
         for b in 0..=255u8 {
             for filler in [b'x', b.wrapping_sub(1), b.wrapping_add(1)] {
                 if filler == b {
                     continue;
                 }
-                for len in (0..=17).chain([31, 32, 33, 47]) {
+                for len in (0..=34).chain([47, 48, 49, 64]) {
                     for at in 0..len {
                         let mut data = vec![filler; len];
                         data[at] = b;
