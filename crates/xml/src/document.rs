@@ -8,6 +8,7 @@ use crate::diagnose::{Fault, Located};
 use crate::dtd::{self, DtdError};
 use crate::error::LimitKind;
 use crate::namespaces::Namespaces;
+use crate::same::same_str;
 use crate::tag::Tag;
 use crate::text::DeclaredEntities;
 
@@ -132,7 +133,7 @@ impl Document {
             )));
         };
         let expected = &self.open_names[start..];
-        if expected != name {
+        if !same_str(expected, name) {
             return Err(Fault::syntax(format!(
                 "expected </{expected}>, found </{name}>"
             )));

@@ -4,6 +4,7 @@
 use crate::names::split_qname;
 use crate::namespaces::Namespaces;
 use crate::qname::{NameTest, NsTest};
+use crate::same::same;
 
 /// Maps the names of a record's fields to output column indexes.
 ///
@@ -148,7 +149,7 @@ impl FieldMap {
         let Some((test, _)) = self.entries.get(index) else {
             return false;
         };
-        test.local.as_bytes() == local.as_bytes()
+        same(test.local.as_bytes(), local.as_bytes())
             && (matches!(test.ns, NsTest::Any) || test.matches_ns(prefix, attribute, scope))
     }
 }

@@ -186,6 +186,7 @@ mod position;
 mod qname;
 mod record;
 mod region;
+mod same;
 mod scan;
 mod shape;
 mod skim;

@@ -3,6 +3,7 @@
 use crate::diagnose::{Fault, Located};
 use crate::error::LimitKind;
 use crate::names;
+use crate::same::same_str;
 use crate::scan;
 
 /// Attribute names remembered without allocating, for the duplicate check.
@@ -167,7 +168,7 @@ impl<'a> Tag<'a> {
                 return Err(fault(&message, bytes.len()));
             };
             let seen = &names[..count.min(INLINE_NAMES)];
-            let same = |name: &&str| same_name(name, key);
+            let same = |name: &&str| same_str(name, key);
             if seen.iter().any(same) || more_names.iter().any(same) {
                 return Err(fault("duplicate attribute", key_start));
             }
@@ -209,13 +210,6 @@ fn skip_spaces(bytes: &[u8], mut at: usize) -> usize {
         at += 1;
     }
     at
-}
-
-/// `a == b` for the duplicate check, which mostly compares names that
-/// differ: the length and the first byte tell most apart without a call.
-#[inline(always)]
-fn same_name(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.as_bytes().first() == b.as_bytes().first() && a == b
 }
 
 #[cfg(test)]
@@ -268,7 +262,7 @@ mod tests {
         ];
         for a in names {
             for b in names {
-                assert_eq!(same_name(a, b), a == b, "{a:?} {b:?}");
+                assert_eq!(same_str(a, b), a == b, "{a:?} {b:?}");
             }
         }
         for b in 0..=255u8 {

@@ -20,6 +20,7 @@ use crate::error::LimitKind;
 use crate::fields::FieldMap;
 use crate::names::split_qname;
 use crate::qname::NameTest;
+use crate::same::same_str;
 use crate::shape::Shape;
 use crate::stream::{Hit, PathEval};
 use crate::tag::Tag;
@@ -193,7 +194,7 @@ impl RecordReader {
             true => split_qname(element.name()),
             false => ("", element.name()),
         };
-        local == self.row_test.local
+        same_str(local, &self.row_test.local)
             && self
                 .row_test
                 .matches_ns(prefix, false, &document.namespaces)
