@@ -143,6 +143,13 @@ pub(crate) fn tag_or_name_stop(data: &[u8]) -> Option<usize> {
     first(data, [b'>', b'"', b'\'', b':', b'x'], usize::MAX, |_| None)
 }
 
+/// The first `&`, tab, LF or CR in `data`: where an attribute value needs
+/// more than a copy (a reference, or white space normalized to a space).
+#[inline]
+pub(crate) fn attribute_stop(data: &[u8]) -> Option<usize> {
+    first(data, [b'&', b'\t', b'\n', b'\r'], usize::MAX, |_| None)
+}
+
 /// The bytes that stop [`text_stop`]: `<` ends the run, `>` may end
 /// `]]>`, and `&` (a reference) or `\r` (a line end to normalize) make the
 /// run need more than a copy.
@@ -198,6 +205,11 @@ mod tests {
             tag_stop(data),
             memchr3(b'>', b'"', b'\'', data),
             "tag in {data:?}"
+        );
+        assert_eq!(
+            attribute_stop(data),
+            naive(data, |x| matches!(x, b'&' | b'\t' | b'\n' | b'\r')),
+            "attribute value in {data:?}"
         );
         assert_eq!(
             text_stop(data),

@@ -7,6 +7,8 @@
 
 use std::fmt;
 
+use crate::scan;
+
 /// Why a reference could not be expanded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum RefError {
@@ -129,16 +131,13 @@ pub(crate) fn push_attribute_value(
 ) -> Result<(), (usize, RefError)> {
     let bytes = raw.as_bytes();
     let mut done = 0;
-    while let Some(found) = bytes[done..]
-        .iter()
-        .position(|&b| matches!(b, b'&' | b'\t' | b'\n' | b'\r'))
-    {
+    while let Some(found) = scan::attribute_stop(&bytes[done..]) {
         let at = done + found;
         out.push_str(&raw[done..at]);
         done = at + 1;
         match bytes[at] {
             b'&' => {
-                let end = raw[done..].find(';').ok_or((at, RefError::Unterminated))?;
+                let end = scan::byte(b';', &bytes[done..]).ok_or((at, RefError::Unterminated))?;
                 push_reference(&raw[done..done + end], declared, out).map_err(|e| (at, e))?;
                 done += end + 1;
             }
