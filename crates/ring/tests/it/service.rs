@@ -196,12 +196,26 @@ fn drain_keeps_the_ring_running_and_the_monitor_outlives_the_handle() {
     );
 }
 
-/// Blocks in `on_event` until `release` is set.
-struct Stuck(Arc<AtomicBool>);
+/// Blocks in `on_event` until `release` is set; sets `entered` on the way
+/// in.
+struct Stuck {
+    release: Arc<AtomicBool>,
+    entered: Arc<AtomicBool>,
+}
+
+impl Stuck {
+    fn new(release: &Arc<AtomicBool>) -> Self {
+        Stuck {
+            release: Arc::clone(release),
+            entered: Arc::new(AtomicBool::new(false)),
+        }
+    }
+}
 
 impl EventHandler<u64> for Stuck {
     fn on_event(&mut self, _: &u64, _: i64, _: bool) -> Result<(), HandlerError> {
-        while !self.0.load(Ordering::Acquire) {
+        self.entered.store(true, Ordering::Release);
+        while !self.release.load(Ordering::Acquire) {
             std::thread::sleep(Duration::from_millis(1));
         }
         Ok(())
@@ -212,15 +226,20 @@ impl EventHandler<u64> for Stuck {
 fn shutdown_timeout_and_halt_timeout_return_while_a_handler_is_stuck() {
     let release = Arc::new(AtomicBool::new(false));
     for halt in [false, true] {
+        let stuck = Stuck::new(&release);
+        let entered = Arc::clone(&stuck.entered);
         let (mut producer, ring) = RingBuilder::new(8, || 0u64)
             .thread_name(if halt { "halted" } else { "drained" })
-            .handle_events_with(Stuck(Arc::clone(&release)))
+            .handle_events_with(stuck)
             .start()
             .unwrap();
         producer.publish(|slot| *slot = 1).unwrap();
+        // Inside `on_event`: a halt asked for before the handler took the
+        // event would stop it cleanly, before it got stuck.
         wait_until("the handler to get stuck", || {
-            ring.processors()[0].sequence == -1
+            entered.load(Ordering::Acquire)
         });
+        assert_eq!(ring.processors()[0].sequence, -1);
         let started = Instant::now();
         let result = within("the stop", move || match halt {
             false => ring.shutdown_timeout(Duration::from_millis(50)),
@@ -293,7 +312,7 @@ fn publish_closures_receive_the_sequence() {
 fn producer_waits_for_capacity_are_counted() {
     let release = Arc::new(AtomicBool::new(false));
     let (mut producer, ring) = RingBuilder::new(4, || 0u64)
-        .handle_events_with(Stuck(Arc::clone(&release)))
+        .handle_events_with(Stuck::new(&release))
         .start()
         .unwrap();
     let opener = {
