@@ -7,7 +7,8 @@
 #               under target/dev-db/ if none answers; it is left running for reuse), and
 #               scripts/dev-pg.sh -> RINGPIPE_TEST_PG_URL (likewise for PostgreSQL)
 #   4. test     cargo test --workspace --locked   (unit, integration, doc tests, examples),
-#               then a check that the tests left no table behind in the test database
+#               then a check that the tests left no table and no checkpoint row behind
+#               in either test database
 #   5. cluster  scripts/test-cluster.sh: `--part i/3` into a three-node MariaDB Galera cluster
 #               (scripts/galera.sh, under target/galera/, left running for reuse), ~2 min
 #   6. loom     loom model tests of ringpipe-ring (--cfg loom, own target dir target/loom)
@@ -93,44 +94,77 @@ loom_tests() {
 }
 LOOM_TARGET_DIR="${CARGO_TARGET_DIR:-target}/loom"
 
-# The tables of the test database, one per line.
+# The two test databases, as `kind` arguments: `mysql` (RINGPIPE_TEST_MYSQL_URL)
+# and `pg` (RINGPIPE_TEST_PG_URL).
+DATABASES=(mysql pg)
+
+# sql KIND QUERY: the query's rows in the test database, tab-separated, no header.
+sql() {
+    case $1 in
+        mysql) parse_mysql_url "$RINGPIPE_TEST_MYSQL_URL" && db_sql -e "$2" ;;
+        pg) psql "$RINGPIPE_TEST_PG_URL" -X -q -A -t -F $'\t' -v ON_ERROR_STOP=1 -c "$2" ;;
+    esac
+}
+
+# tables KIND: the tables of the test database, one per line (PostgreSQL's as
+# schema.table, outside the system schemas).
 tables() {
-    parse_mysql_url "$RINGPIPE_TEST_MYSQL_URL"
-    db_sql -e "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY 1"
+    case $1 in
+        mysql) sql mysql "SELECT table_name FROM information_schema.tables
+                          WHERE table_schema = DATABASE() ORDER BY 1" ;;
+        pg) sql pg "SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) FROM pg_tables
+                    WHERE schemaname NOT IN ('pg_catalog', 'information_schema') ORDER BY 1" ;;
+    esac
 }
 
-# The tables that hold checkpoint rows (none while there is no checkpoint table).
+# checkpoint_tables KIND: the checkpoint tables among `tables KIND` (PostgreSQL
+# keeps one per schema of the imported tables).
+checkpoint_tables() {
+    local listed
+    listed=$(tables "$1") || return
+    grep -E '(^|\.)ringpipe_checkpoint$' <<<"$listed" || true
+}
+
+# checkpointed KIND: the tables that hold checkpoint rows.
 checkpointed() {
-    grep -qx ringpipe_checkpoint <<<"$(tables)" || return 0
-    parse_mysql_url "$RINGPIPE_TEST_MYSQL_URL"
-    db_sql -e "SELECT DISTINCT target_table FROM ringpipe_checkpoint ORDER BY 1"
+    local tables table
+    tables=$(checkpoint_tables "$1") || return
+    while IFS= read -r table; do
+        [[ -z $table ]] || sql "$1" "SELECT DISTINCT target_table FROM $table ORDER BY 1" || return
+    done <<<"$tables"
 }
 
-# Step 4: the tests, then what they left behind. Every test drops the tables
-# it made and their checkpoint rows (a guard does so on failure too); the
-# checkpoint table the imports create is their own bookkeeping, dropped here
-# when it is new and empty.
+# Step 4: the tests, then what they left behind in either database. Every test
+# drops the tables it made and their checkpoint rows (a guard does so on
+# failure too); the checkpoint tables the imports create are their own
+# bookkeeping, dropped here when they are new and empty.
 tests_leave_nothing() {
-    local before after left marked
-    before=$(tables) || return
-    marked=$(checkpointed) || return
+    local kind table tables left
+    local -A before marked
+    for kind in "${DATABASES[@]}"; do
+        before[$kind]=$(tables "$kind") || return
+        marked[$kind]=$(checkpointed "$kind") || return
+    done
     cargo test --workspace --locked || return
-    left=$(comm -13 <(sort <<<"$marked") <(checkpointed | sort))
-    if [[ -n $left ]]; then
-        printf 'the tests left checkpoint rows of these tables:\n%s\n' "$left" >&2
-        return 1
-    fi
-    after=$(tables) || return
-    if ! grep -qx ringpipe_checkpoint <<<"$before" && grep -qx ringpipe_checkpoint <<<"$after" \
-        && [[ $(db_sql -e "SELECT COUNT(*) FROM ringpipe_checkpoint") == 0 ]]; then
-        db_sql -e "DROP TABLE ringpipe_checkpoint" || return
-        after=$(tables) || return
-    fi
-    left=$(comm -13 <(sort <<<"$before") <(sort <<<"$after"))
-    if [[ -n $left ]]; then
-        printf 'the tests left these tables in the test database:\n%s\n' "$left" >&2
-        return 1
-    fi
+    for kind in "${DATABASES[@]}"; do
+        left=$(comm -13 <(sort <<<"${marked[$kind]}") <(checkpointed "$kind" | sort))
+        if [[ -n $left ]]; then
+            printf 'the tests left checkpoint rows of these tables (%s):\n%s\n' "$kind" "$left" >&2
+            return 1
+        fi
+        tables=$(checkpoint_tables "$kind") || return
+        while IFS= read -r table; do
+            if [[ -n $table ]] && ! grep -qxF "$table" <<<"${before[$kind]}" \
+                && [[ $(sql "$kind" "SELECT COUNT(*) FROM $table") == 0 ]]; then
+                sql "$kind" "DROP TABLE $table" >/dev/null || return
+            fi
+        done <<<"$tables"
+        left=$(comm -13 <(sort <<<"${before[$kind]}") <(tables "$kind" | sort))
+        if [[ -n $left ]]; then
+            printf 'the tests left these tables in the test database (%s):\n%s\n' "$kind" "$left" >&2
+            return 1
+        fi
+    done
 }
 
 if [[ ${SKIP_LINT:-0} == 1 ]]; then
