@@ -156,6 +156,7 @@ for round in $(seq 1 "$rounds"); do
     done
 done
 db_sql -e "DROP TABLE IF EXISTS bc_one, bc_two"
+forget_checkpoints bc_one bc_two
 
 python3 - "$runs" "$rows" "$rounds" "${drop_index:-none}" > "$work/results.md" <<'EOF'
 import csv, statistics, sys

@@ -107,7 +107,7 @@ load_sql() { # FILE [server]: LOAD DATA LOCAL of FILE into the table; with "serv
 }
 table_state() { sql -e "SELECT COUNT(*) FROM \`$table\`; CHECKSUM TABLE \`$table\`" | awk 'NR == 1 { c = $1 } NR == 2 { print c, $2 }'; }
 
-trap 'sql -e "DROP TABLE IF EXISTS \`$table\`" || true; rm -rf -- "${SERVER_COPIES:-}"' EXIT
+trap 'sql -e "DROP TABLE IF EXISTS \`$table\`" || true; forget_checkpoints "$table" || true; rm -rf -- "${SERVER_COPIES:-}"' EXIT
 log "reference loads"
 fresh_table && sql -e "$(load_sql "$tsv")" && reference="$(table_state)"
 fresh_table && sql -e "$(load_sql "$work/slice.tsv")" && slice_reference="$(table_state)"

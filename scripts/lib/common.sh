@@ -63,6 +63,19 @@ db_sql() {
         -u "$DB_USER" -N -B "$DB_NAME" "$@"
 }
 
+# forget_checkpoints TABLE...: deletes ringpipe's checkpoint rows of these
+# tables (a script's own fixed names) from the database db_sql reaches, when
+# it has a checkpoint table: a benchmark's imports leave none behind.
+forget_checkpoints() {
+    local table
+    [[ -n $(db_sql -e "SELECT 1 FROM information_schema.tables
+                       WHERE table_schema = DATABASE() AND table_name = 'ringpipe_checkpoint'") ]] ||
+        return 0
+    for table in "$@"; do
+        db_sql -e "DELETE FROM ringpipe_checkpoint WHERE target_table = '$table'" || return
+    done
+}
+
 # db_server_pid: the server's process id when it runs on this machine
 # (its /proc entry then gives its CPU time), else nothing.
 db_server_pid() {
