@@ -15,50 +15,129 @@
 //! reports the fault, and a region that ends elsewhere than the plan said
 //! fails its end check.
 
-use memchr::memchr_iter;
-
 use crate::scan;
 use crate::window::Window;
 
 /// Consumes the content and end tag of the element whose start tag the
 /// window has just passed. `None` at the end of input, on a read fault or
 /// on markup that cannot occur in content (`<!DOCTYPE` and the like).
+///
+/// Text, end tags and tags without quoted values are passed over in the
+/// bytes in hand ([`pass`]), the window moved once per read; the rest
+/// (comments, CDATA sections, processing instructions, tags with quoted
+/// values) one at a time by [`markup`].
 pub(crate) fn skip_element(window: &mut Window) -> Option<()> {
     let mut depth = 1usize;
     loop {
-        seek(window, |data| scan::byte(b'<', data), 0)?;
-        let head = ensure(window, 9)?;
-        match head.get(1) {
-            Some(b'/') => {
-                // An end tag holds no quoted value: its first `>` ends it.
-                seek(window, |data| scan::byte(b'>', data), 0)?;
-                window.consume(1);
-                depth -= 1;
-                if depth == 0 {
+        let data = window.data();
+        let (at, stop) = pass(data, &mut depth);
+        match stop {
+            Stop::Closed => {
+                window.consume(at);
+                return Some(());
+            }
+            Stop::Markup => {
+                window.consume(at);
+                if markup(window, &mut depth)? {
                     return Some(());
                 }
             }
-            Some(b'!') if head.starts_with(b"<!--") => {
-                window.consume(4);
-                skip_past(window, b"-->")?;
-            }
-            Some(b'!') if head.starts_with(b"<![CDATA[") => {
-                window.consume(9);
-                skip_past(window, b"]]>")?;
-            }
-            Some(b'?') => {
-                window.consume(2);
-                skip_past(window, b"?>")?;
-            }
-            Some(b'!') | None => return None,
-            Some(_) => {
-                let end = tag_end(window)?;
-                let empty = window.data()[end - 1] == b'/';
-                window.consume(end + 1);
-                depth += usize::from(!empty);
+            Stop::Short => {
+                window.consume(at);
+                if !window.fill().ok()? {
+                    return None;
+                }
             }
         }
     }
+}
+
+/// Why [`pass`] stopped.
+enum Stop {
+    /// The element's end tag ended just before the offset.
+    Closed,
+    /// Markup [`pass`] leaves to [`markup`] starts at the offset.
+    Markup,
+    /// The bytes in hand end inside the tag starting at the offset, or in
+    /// text, whose bytes from the offset on may hold the start of a
+    /// character a read cut.
+    Short,
+}
+
+/// Passes over text, end tags and tags without quoted values in `data`,
+/// counting nesting in `depth`; where it stopped, and why.
+#[inline]
+fn pass(data: &[u8], depth: &mut usize) -> (usize, Stop) {
+    let mut at = 0;
+    loop {
+        let Some(lt) = scan::byte(b'<', &data[at..]).map(|found| at + found) else {
+            return (
+                at.max(data.len().saturating_sub(CUT_CHARACTER)),
+                Stop::Short,
+            );
+        };
+        match data.get(lt + 1) {
+            None => return (lt, Stop::Short),
+            Some(b'/') => {
+                // An end tag holds no quoted value: its first `>` ends it.
+                let Some(gt) = scan::byte(b'>', &data[lt + 2..]) else {
+                    return (lt, Stop::Short);
+                };
+                at = lt + 2 + gt + 1;
+                *depth -= 1;
+                if *depth == 0 {
+                    return (at, Stop::Closed);
+                }
+            }
+            Some(b'!' | b'?') => return (lt, Stop::Markup),
+            Some(_) => {
+                let Some(found) = scan::tag_stop(&data[lt + 1..]) else {
+                    return (lt, Stop::Short);
+                };
+                let end = lt + 1 + found;
+                if data[end] != b'>' {
+                    return (lt, Stop::Markup);
+                }
+                *depth += usize::from(data[end - 1] != b'/');
+                at = end + 1;
+            }
+        }
+    }
+}
+
+/// Consumes the one piece of markup at the window's start (which is `<`):
+/// a comment, CDATA section, processing instruction or tag. Whether it
+/// closed the element, `None` as for [`skip_element`].
+fn markup(window: &mut Window, depth: &mut usize) -> Option<bool> {
+    let head = ensure(window, 9)?;
+    match head.get(1) {
+        Some(b'!') if head.starts_with(b"<!--") => {
+            window.consume(4);
+            skip_past(window, b"-->")?;
+        }
+        Some(b'!') if head.starts_with(b"<![CDATA[") => {
+            window.consume(9);
+            skip_past(window, b"]]>")?;
+        }
+        Some(b'?') => {
+            window.consume(2);
+            skip_past(window, b"?>")?;
+        }
+        Some(b'!') | None => return None,
+        Some(b'/') => {
+            seek(window, |data| scan::byte(b'>', data), 0)?;
+            window.consume(1);
+            *depth -= 1;
+            return Some(*depth == 0);
+        }
+        Some(_) => {
+            let end = tag_end(window)?;
+            let empty = window.data()[end - 1] == b'/';
+            window.consume(end + 1);
+            *depth += usize::from(!empty);
+        }
+    }
+    Some(false)
 }
 
 /// Reads until the window holds `n` bytes or the input ends; the window's
@@ -103,9 +182,15 @@ fn skip_past(window: &mut Window, end: &[u8]) -> Option<()> {
         return Some(());
     };
     let find = |data: &[u8]| {
-        memchr_iter(last, data)
-            .find(|&at| at >= head.len() && data[at - head.len()..at] == *head)
-            .map(|at| at - head.len())
+        let mut from = 0;
+        while let Some(found) = scan::byte(last, &data[from..]) {
+            let at = from + found;
+            if at >= head.len() && data[at - head.len()..at] == *head {
+                return Some(at - head.len());
+            }
+            from = at + 1;
+        }
+        None
     };
     seek(window, find, end.len() - 1)?;
     window.consume(end.len());
@@ -171,6 +256,14 @@ mod tests {
                        <![CDATA[</r><y>\u{1f389}]]><?pi </r> ?><r><r/></r>caf\u{e9} \u{1f389}\
                        text &amp; more</r>tail";
         for step in [1, 2, 3, 7, 64, 4096] {
+            assert_eq!(rest_after(content, step).as_deref(), Some("tail"), "{step}");
+        }
+    }
+
+    #[test]
+    fn nesting_is_counted_once_whatever_the_reads() {
+        let content = "<a><b>x</b><c/><d e='1'><f/></d>\n  <g>\u{e9}</g></a><h/></r>tail";
+        for step in 1..=24 {
             assert_eq!(rest_after(content, step).as_deref(), Some("tail"), "{step}");
         }
     }
