@@ -79,6 +79,23 @@ impl Lexer {
         &mut self.window
     }
 
+    /// Consumes the white space at the window's start when a `<` follows
+    /// it in the bytes in hand: the indentation between elements, for a
+    /// caller that would ignore it as text. Anything else is left for
+    /// [`Lexer::next_token`].
+    #[inline]
+    pub(crate) fn skip_blank(&mut self) {
+        self.window.consume(std::mem::take(&mut self.last_len));
+        let data = self.window.data();
+        let len = data
+            .iter()
+            .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+            .unwrap_or(data.len());
+        if len > 0 && data.get(len) == Some(&b'<') {
+            self.window.consume(len);
+        }
+    }
+
     /// The next token. Faults are located from the token's first byte.
     pub(crate) fn next_token(&mut self) -> Result<Token<'_>, Located> {
         self.window.consume(std::mem::take(&mut self.last_len));

@@ -19,6 +19,13 @@ impl RecordReader {
         }
     }
 
+    /// Whether text at `depth` goes nowhere (no field and no field path
+    /// takes it), so that white space there need not be read as a token.
+    #[inline]
+    pub(crate) fn ignores_text(&self, depth: usize) -> bool {
+        self.column_at(depth).is_none() && self.text_targets.is_empty()
+    }
+
     /// Text or CDATA content at `depth`.
     #[inline(always)]
     pub(crate) fn text(&mut self, content: &str, depth: usize, row: &mut Row) -> Result<(), Fault> {

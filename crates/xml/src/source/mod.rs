@@ -183,6 +183,13 @@ impl XmlSource {
     /// Reads tokens until a record is complete (`Ok(true)`) or the input ends.
     fn fill(&mut self, row: &mut Row) -> Result<bool, XmlError> {
         loop {
+            // Indentation inside the root element that no field takes is
+            // passed over without a token (outside the root, white space
+            // still counts: nothing may come before the XML declaration).
+            let depth = self.document.depth();
+            if depth > 0 && self.record.ignores_text(depth) {
+                self.lexer.skip_blank();
+            }
             let step = self.lexer.next_token().and_then(|token| {
                 step(
                     token,

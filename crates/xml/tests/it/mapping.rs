@@ -185,3 +185,19 @@ fn joining_a_repeated_binary_field_is_refused_not_half_lost() {
     let message = error(decoded, config().decode("b", ringpipe_xml::Decode::Hex));
     assert!(message.contains("holds decoded bytes"), "{message}");
 }
+
+#[test]
+fn white_space_a_field_holds_is_kept_and_indentation_is_not_a_value() {
+    let xml = "<?xml version=\"1.0\"?>\n<r>\n  <row>\n    <a>   </a>\n    <b>\r\n    </b>\n    \
+               <c> x <i>\n</i> y </c>\n  </row>\n  \t\r\n<row><a/><b> </b><c/></row>\n</r>\n";
+    assert_eq!(
+        rows(xml, XmlConfig::new("row", ["a", "b", "c"])),
+        [values(&["   ", "\n    ", " x  y "]), values(&["", " ", ""])]
+    );
+    // Before the XML declaration, white space is still refused.
+    let message = error(
+        " \n<?xml version=\"1.0\"?><r><row><a/></row></r>",
+        XmlConfig::new("row", ["a"]),
+    );
+    assert!(message.contains("XML declaration"), "{message}");
+}
