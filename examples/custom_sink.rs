@@ -4,9 +4,10 @@
 //! A sink is three calls: `begin` a batch, `write` its rows, `commit` them
 //! together with a checkpoint. Here `commit` appends the batch to the
 //! shard's file, syncs it, then replaces the shard's checkpoint file (file
-//! length and last record) in one rename. After a crash, `open` cuts the
-//! data file back to the length its checkpoint names, and the import skips
-//! the records committed before. The error type is plain `io::Error`.
+//! length, last record, its region's first record) in one rename. After a
+//! crash, `open` cuts the data file back to the length its checkpoint
+//! names, and the import skips the records committed before. The error
+//! type is plain `io::Error`.
 //!
 //! Run: `cargo run --example custom_sink -- [DIR]`
 
@@ -104,6 +105,7 @@ impl Target for CsvTarget {
                     identity,
                     shard,
                     last_record: field(&text, 3)?,
+                    region_start: field(&text, 5)?,
                     complete: false,
                 })
             })
@@ -158,8 +160,13 @@ impl Sink for CsvSink {
             return Ok(());
         };
         let text = format!(
-            "{}\n{}\n{}\n{}\n{}\n",
-            import.input, import.shards, import.mapping, checkpoint.last_record, self.len
+            "{}\n{}\n{}\n{}\n{}\n{}\n",
+            import.input,
+            import.shards,
+            import.mapping,
+            checkpoint.last_record,
+            self.len,
+            checkpoint.region_start
         );
         let temporary = self.checkpoint.with_extension("tmp");
         fs::write(&temporary, text)?;
@@ -243,19 +250,25 @@ mod tests {
         };
         let kept: Vec<&str> = whole[1].lines().take(500).collect();
         let committed: String = kept.iter().map(|l| format!("{l}\n")).collect();
-        let checkpoint = |last_record: u64, len: usize| {
+        let checkpoint = |last_record: u64, len: usize, region_start: u64| {
             let input = fingerprint(&file).unwrap();
             let mapping = "catalogue as csv;shard-block=500;regions=2";
-            format!("{input}\n2\n{mapping}\n{last_record}\n{len}\n")
+            format!("{input}\n2\n{mapping}\n{last_record}\n{len}\n{region_start}\n")
         };
+        // The second region starts after the first region's records.
+        let second_start = whole[0].lines().count() as u64 + 1;
         fs::write(target.data(1), format!("{committed}\"torn")).unwrap();
         fs::write(
             target.checkpoint(1),
-            checkpoint(id(kept[499]), committed.len()),
+            checkpoint(id(kept[499]), committed.len(), second_start),
         )
         .unwrap();
         let last_of_0 = id(whole[0].lines().last().unwrap());
-        fs::write(target.checkpoint(0), checkpoint(last_of_0, whole[0].len())).unwrap();
+        fs::write(
+            target.checkpoint(0),
+            checkpoint(last_of_0, whole[0].len(), 1),
+        )
+        .unwrap();
         let remaining = whole[1].lines().count() as u64 - 500;
 
         assert_eq!(import(&file, config(), &dir, true).unwrap(), remaining);

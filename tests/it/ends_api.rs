@@ -8,7 +8,7 @@ use std::io;
 use std::path::Path;
 
 use ringpipe_mysql::{MysqlTarget, SinkConfig};
-use ringpipe_pipeline::{Import, ImportError, Row, Source, SourceProgress, Target};
+use ringpipe_pipeline::{Import, ImportError, ResumeError, Row, Source, SourceProgress, Target};
 use ringpipe_postgres::{PgConfig, PgTarget};
 use ringpipe_text::{CsvSource, JsonlSource, TextConfig};
 use ringpipe_xml::gen::{Catalogue, PRODUCT_COLUMNS};
@@ -48,8 +48,36 @@ impl<S: Source> Source for StopAfter<S> {
     }
 }
 
+/// A region read as if the split lay one record later: its first record
+/// is dropped and counted among the records before it.
+struct OneLater<S> {
+    inner: S,
+    shift: bool,
+    dropped: bool,
+}
+
+impl<S: Source> Source for OneLater<S> {
+    type Error = S::Error;
+
+    fn columns(&self) -> &[String] {
+        self.inner.columns()
+    }
+
+    fn next_row(&mut self, row: &mut Row) -> Result<bool, S::Error> {
+        if self.shift && !std::mem::replace(&mut self.dropped, true) && !self.inner.next_row(row)? {
+            return Ok(false);
+        }
+        self.inner.next_row(row)
+    }
+
+    fn records_before(&self) -> u64 {
+        self.inner.records_before() + u64::from(self.shift)
+    }
+}
+
 /// Imports `sources()` into `target()` once stopped after 2,500 records of
-/// each region, then resumed to the end.
+/// each region, then resumed to the end (after a resume that splits the
+/// input elsewhere was refused).
 fn stopped_then_resumed<T, S>(target: impl Fn() -> T, sources: impl Fn() -> Vec<S>, input: &str)
 where
     T: Target,
@@ -72,6 +100,39 @@ where
         failure.error
     );
     assert!(failure.summary.rows_written > 0);
+    // Each checkpoint holds its region's first record, as the target
+    // stored and read it back: region 0's shards 0 and 1, region 1's 2 and 3.
+    let stored = target().checkpoints().unwrap();
+    let starts = |shards: [usize; 2]| -> Vec<u64> {
+        let mut starts: Vec<u64> = stored
+            .iter()
+            .filter(|c| shards.contains(&c.shard))
+            .map(|c| c.region_start)
+            .collect();
+        starts.dedup();
+        starts
+    };
+    assert_eq!(starts([0, 1]), [1], "{input}: {stored:?}");
+    let second = starts([2, 3]);
+    assert!(
+        second.len() == 1 && second[0] > 2_500,
+        "{input}: {stored:?}"
+    );
+    let one_later = sources()
+        .into_iter()
+        .enumerate()
+        .map(|(region, inner)| OneLater {
+            inner,
+            shift: region == 1,
+            dropped: false,
+        })
+        .collect();
+    let refused = import().resume(true).run(one_later).expect_err(input);
+    assert!(
+        matches!(refused.error, ImportError::Resume(ResumeError::Split(_))),
+        "{input}: {}",
+        refused.error
+    );
     let summary = import().resume(true).run(sources());
     let summary = summary.unwrap_or_else(|f| panic!("{}", f.error));
     assert!(summary.rows_skipped > 0, "{summary:?}");

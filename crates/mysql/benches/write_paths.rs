@@ -142,6 +142,7 @@ fn load_shard(target: &PreparedTarget, shard: usize, connections: usize, rows: u
             import: None,
             shard: 0,
             last_record: 0,
+            region_start: 1,
         };
         sink.commit(&checkpoint).expect("commit");
     }

@@ -32,32 +32,47 @@ use crate::{MysqlError, SinkConfig};
 /// target database.
 pub const CHECKPOINT_TABLE: &str = "ringpipe_checkpoint";
 
-/// The statement recording that `shard` committed `records` more records,
-/// through `last_record`.
+/// What one commit of a shard records: the shard, its region's first
+/// record, the last record of the batch and how many records it held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Progress {
+    pub(crate) shard: usize,
+    pub(crate) region_start: u64,
+    pub(crate) last_record: u64,
+    pub(crate) records: u64,
+}
+
+/// The statement recording `progress` of `identity` into `table`.
 pub(crate) fn record_sql(
     table: &str,
-    shard: usize,
-    (last_record, records): (u64, u64),
+    progress: Progress,
     identity: &ImportIdentity,
     no_backslash_escapes: bool,
 ) -> String {
     let mut sql = String::from(
         "INSERT INTO `ringpipe_checkpoint` (target_table, input, part, parts, shard, shards, \
-         last_record, records, mapping) VALUES (",
+         region_start, last_record, records, mapping) VALUES (",
     );
     push_literal(&mut sql, table, no_backslash_escapes);
     sql.push_str(", ");
     push_literal(&mut sql, &identity.input, no_backslash_escapes);
     let Part { index, count } = identity.part;
+    let Progress {
+        shard,
+        region_start,
+        last_record,
+        records,
+    } = progress;
     sql.push_str(&format!(
-        ", {index}, {count}, {shard}, {}, {last_record}, {records}, ",
+        ", {index}, {count}, {shard}, {}, {region_start}, {last_record}, {records}, ",
         identity.shards
     ));
     push_literal(&mut sql, &identity.mapping, no_backslash_escapes);
     sql.push_str(
         ") ON DUPLICATE KEY UPDATE last_record = VALUES(last_record), \
          records = records + VALUES(records), parts = VALUES(parts), \
-         shards = VALUES(shards), mapping = VALUES(mapping)",
+         shards = VALUES(shards), region_start = VALUES(region_start), \
+         mapping = VALUES(mapping)",
     );
     sql
 }
@@ -124,15 +139,27 @@ fn checkpoint_session(opts: &Opts) -> Result<Session, MysqlError> {
 fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError> {
     let mut session = checkpoint_session(opts)?;
     let conn = session.conn.driver()?;
-    type Columns = (String, u32, u32, u32, u32, u64, u64, bool, String);
+    type Columns = (String, u32, u32, u32, u32, u64, u64, u64, bool, String);
     let rows: Vec<Columns> = conn
         .exec(
-            "SELECT input, part, parts, shard, shards, last_record, records, complete, mapping \
-             FROM `ringpipe_checkpoint` WHERE target_table = ? ORDER BY input, part, shard",
+            "SELECT input, part, parts, shard, shards, region_start, last_record, records, \
+             complete, mapping FROM `ringpipe_checkpoint` WHERE target_table = ? \
+             ORDER BY input, part, shard",
             (table,),
         )
         .map_err(|e| MysqlError::driver(e, "reading the checkpoints"))?;
-    let row = |(input, index, count, shard, shards, last_record, records, complete, mapping)| {
+    let row = |(
+        input,
+        index,
+        count,
+        shard,
+        shards,
+        region_start,
+        last_record,
+        records,
+        complete,
+        mapping,
+    )| {
         ShardCheckpoint {
             checkpoint: StoredCheckpoint {
                 identity: ImportIdentity {
@@ -143,6 +170,7 @@ fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError>
                 },
                 shard: shard as usize,
                 last_record,
+                region_start,
                 complete,
             },
             records,
@@ -229,8 +257,14 @@ mod tests {
             mapping: "m".into(),
             part: Part::new(3, 4).unwrap(),
         };
-        let sql = record_sql("t", 1, (99, 7), &identity, true);
+        let progress = Progress {
+            shard: 1,
+            region_start: 51,
+            last_record: 99,
+            records: 7,
+        };
+        let sql = record_sql("t", progress, &identity, true);
         assert!(sql.contains("'a''b'"), "{sql}");
-        assert!(sql.contains(", 3, 4, 1, 2, 99, 7, "), "{sql}");
+        assert!(sql.contains(", 3, 4, 1, 2, 51, 99, 7, "), "{sql}");
     }
 }

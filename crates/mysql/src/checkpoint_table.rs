@@ -1,13 +1,15 @@
 //! The shape of [`CHECKPOINT_TABLE`](crate::CHECKPOINT_TABLE), created on
-//! demand, and the migration of the shape before parts existed.
+//! demand, and the migrations of earlier shapes.
 //!
 //! One row per (target table, input, part, shard): the input (its
 //! fingerprint) and the part index are in the key, so the parts of one
 //! input, and imports of several inputs into one table, never overwrite
-//! each other's progress. `complete` marks a part that finished (every
-//! shard row of it is set at once); `records` counts the records the shard
-//! committed. The table keeps a primary key through every shape (Galera
-//! replicates only tables with one).
+//! each other's progress. `region_start` is the first record of the
+//! shard's region, which a resume checks its own split against (0: not
+//! known). `complete` marks a part that finished (every shard row of it is
+//! set at once); `records` counts the records the shard committed. The
+//! table keeps a primary key through every shape (Galera replicates only
+//! tables with one).
 
 use mysql::prelude::Queryable;
 use mysql::Conn;
@@ -23,6 +25,7 @@ const CREATE: &str = "CREATE TABLE IF NOT EXISTS `ringpipe_checkpoint` (
   parts INT NOT NULL DEFAULT 1,
   shard INT NOT NULL,
   shards INT NOT NULL,
+  region_start BIGINT NOT NULL DEFAULT 0,
   last_record BIGINT NOT NULL,
   records BIGINT NOT NULL DEFAULT 0,
   complete BOOLEAN NOT NULL DEFAULT FALSE,
@@ -47,29 +50,43 @@ const MIGRATE: [&str; 2] = [
        ADD PRIMARY KEY (target_table, input, part, shard)",
 ];
 
-/// Creates the checkpoint table if needed, or migrates one of the shape
-/// before parts.
+/// The shape with parts but without region starts: its rows get 0 (not
+/// known). MySQL has no `ADD COLUMN IF NOT EXISTS`, so the column is
+/// looked up first.
+const ADD_REGION_START: &str = "ALTER TABLE `ringpipe_checkpoint`
+       ADD COLUMN region_start BIGINT NOT NULL DEFAULT 0 AFTER shards";
+
+/// Creates the checkpoint table if needed, or migrates one of an earlier
+/// shape.
 pub(crate) fn ensure_table(conn: &mut Conn) -> Result<(), MysqlError> {
     conn.query_drop(CREATE)
         .map_err(|e| MysqlError::driver(e, "creating the checkpoint table"))?;
-    if has_parts(conn)? {
-        return Ok(());
+    if !has_column(conn, "part")? {
+        migrate(conn, &MIGRATE, "part")?;
     }
-    let migrated = MIGRATE.iter().try_for_each(|sql| conn.query_drop(sql));
-    match migrated {
+    if !has_column(conn, "region_start")? {
+        migrate(conn, &[ADD_REGION_START], "region_start")?;
+    }
+    Ok(())
+}
+
+/// Runs the statements of one migration, which adds `column`.
+fn migrate(conn: &mut Conn, statements: &[&str], column: &str) -> Result<(), MysqlError> {
+    match statements.iter().try_for_each(|sql| conn.query_drop(sql)) {
         Ok(()) => Ok(()),
         // Another importer starting at the same time migrated it first.
-        Err(_) if has_parts(conn)? => Ok(()),
+        Err(_) if has_column(conn, column)? => Ok(()),
         Err(e) => Err(MysqlError::driver(e, "migrating the checkpoint table")),
     }
 }
 
-/// Whether the checkpoint table has the current shape (a `part` column).
-fn has_parts(conn: &mut Conn) -> Result<bool, MysqlError> {
+/// Whether the checkpoint table has `column`.
+fn has_column(conn: &mut Conn, column: &str) -> Result<bool, MysqlError> {
     let found: Option<u64> = conn
-        .query_first(
+        .exec_first(
             "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() \
-             AND TABLE_NAME = 'ringpipe_checkpoint' AND COLUMN_NAME = 'part'",
+             AND TABLE_NAME = 'ringpipe_checkpoint' AND COLUMN_NAME = ?",
+            (column,),
         )
         .map_err(|e| MysqlError::driver(e, "reading the checkpoint table's shape"))?;
     Ok(found.unwrap_or(0) > 0)

@@ -109,6 +109,7 @@ fn batch(
         import: None,
         shard: 0,
         last_record: 0,
+        region_start: 1,
     })
 }
 

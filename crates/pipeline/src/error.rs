@@ -99,6 +99,12 @@ pub enum ResumeError {
         /// This import's.
         now: Layout,
     },
+    /// This import splits the input into regions elsewhere than the
+    /// interrupted one did, so its regions' shards would own other records
+    /// than their checkpoints cover (see
+    /// [`Checkpoint::region_start`](crate::Checkpoint::region_start)).
+    #[error("the input is split into regions elsewhere than in the interrupted import: {0}")]
+    Split(String),
     /// The input cannot be recognised again (a pipe or stdin).
     #[error("resuming needs an input that can be read again, not a pipe")]
     NoCheckpoints,
@@ -144,6 +150,7 @@ where
             RunError::Ring(RingError::Failed(failure)) => Self::from_handler(failure.error),
             RunError::Ring(other) => ImportError::Ring(other.to_string()),
             RunError::Build(error) => ImportError::Ring(error.to_string()),
+            RunError::Split(error) => ImportError::Resume(*error),
             RunError::Stopped => ImportError::Ring("stopped with no region failing".into()),
         }
     }

@@ -9,7 +9,8 @@ use ringpipe_ring::WaitStrategy;
 use crate::regions::Regions;
 use crate::resume::{start_point, Start};
 use crate::retry::retrying;
-use crate::runner::{Pipeline, Settings};
+use crate::runner::{Pipeline, Resume, Settings};
+use crate::split_check::SplitCheck;
 use crate::{
     ImportError, ImportFailure, ImportIdentity, Layout, Ownership, Part, Progress, ResumeError,
     RunSummary, Source, Target, TargetError,
@@ -214,9 +215,21 @@ impl<T: Target> Import<T> {
             })
         };
         let plan = self.plan(regions.len()).map_err(failed)?;
-        let last_record = match self.start(plan.identity.as_deref()).map_err(failed)? {
-            Start::Fresh => Vec::new(),
-            Start::After(last_record) => last_record,
+        let (last_record, checks) = match self.start(plan.identity.as_deref()).map_err(failed)? {
+            Start::Fresh => (Vec::new(), Vec::new()),
+            Start::After {
+                last_record,
+                region_start,
+            } => {
+                let checks = SplitCheck::per_region(
+                    plan.part_regions,
+                    plan.each,
+                    &last_record,
+                    &region_start,
+                )
+                .map_err(|e| failed(e.into()))?;
+                (last_record, checks)
+            }
             Start::Complete => return Ok(self.complete_summary()),
         };
         let mine = plan.part_regions * self.part.index as usize;
@@ -227,9 +240,12 @@ impl<T: Target> Import<T> {
             .enumerate()
             .map(|(region, source)| {
                 let first = region * plan.each;
-                let resume = match last_record.is_empty() {
-                    true => Vec::new(),
-                    false => last_record[first..first + plan.each].to_vec(),
+                let resume = Resume {
+                    last_record: match last_record.is_empty() {
+                        true => Vec::new(),
+                        false => last_record[first..first + plan.each].to_vec(),
+                    },
+                    split: checks.get(region).copied().unwrap_or_default(),
                 };
                 let ownership = Ownership::new(plan.each, plan.block);
                 let identity = plan.identity.clone();
@@ -326,7 +342,7 @@ impl<T: Target> Import<T> {
         let resuming = match &start {
             Start::Complete => return Ok(start),
             Start::Fresh => false,
-            Start::After(_) => true,
+            Start::After { .. } => true,
         };
         self.target.prepare(resuming).map_err(ImportError::Target)?;
         Ok(start)

@@ -27,6 +27,7 @@ mod runner;
 mod sink;
 mod source;
 mod split;
+mod split_check;
 mod stages;
 mod summary;
 mod target;

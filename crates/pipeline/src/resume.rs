@@ -9,8 +9,11 @@ pub(crate) enum Start {
     /// No checkpoint of this part: start it as a fresh import would.
     Fresh,
     /// Continue after the checkpoints: per shard, the last record
-    /// committed (0: none).
-    After(Vec<u64>),
+    /// committed (0: none) and its region's first record (0: not known).
+    After {
+        last_record: Vec<u64>,
+        region_start: Vec<u64>,
+    },
     /// The part finished: nothing to do.
     Complete,
 }
@@ -42,9 +45,13 @@ pub(crate) fn start_point(
         return Ok(Start::Complete);
     }
     let mut last_record = vec![0; identity.shards as usize];
+    let mut region_start = vec![0; identity.shards as usize];
     for checkpoint in mine {
         match last_record.get_mut(checkpoint.shard) {
-            Some(last) => *last = checkpoint.last_record,
+            Some(last) => {
+                *last = checkpoint.last_record;
+                region_start[checkpoint.shard] = checkpoint.region_start;
+            }
             None => {
                 return Err(differs(
                     "a checkpoint of shard",
@@ -54,7 +61,10 @@ pub(crate) fn start_point(
             }
         }
     }
-    Ok(Start::After(last_record))
+    Ok(Start::After {
+        last_record,
+        region_start,
+    })
 }
 
 /// Refuses to resume `now` from the checkpoints of `was` unless they are
@@ -118,6 +128,7 @@ mod tests {
             identity: identity(part, input),
             shard,
             last_record: last,
+            region_start: 1,
             complete,
         }
     }
@@ -128,7 +139,13 @@ mod tests {
         let all = [stored(p0, "a", 0, 10, true), stored(p1, "a", 1, 7, false)];
         let start = |part| start_point(&identity(part, "a"), &all).unwrap();
         assert_eq!(start(p0), Start::Complete);
-        assert_eq!(start(p1), Start::After(vec![0, 7]));
+        assert_eq!(
+            start(p1),
+            Start::After {
+                last_record: vec![0, 7],
+                region_start: vec![0, 1],
+            }
+        );
         assert_eq!(start_point(&identity(p0, "a"), &[]).unwrap(), Start::Fresh);
     }
 

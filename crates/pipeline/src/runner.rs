@@ -9,9 +9,12 @@ use ringpipe_ring::{
     RingHandle, WaitStrategy,
 };
 
+use crate::split_check::SplitCheck;
 use crate::stages::{ClearStage, RowEvent, RunState, SinkStage};
 use crate::summary::{summary, RunError, RunFailure};
-use crate::{ImportIdentity, Ownership, Progress, RecordPosition, RunSummary, Sink, Source};
+use crate::{
+    ImportIdentity, Ownership, Progress, RecordPosition, ResumeError, RunSummary, Sink, Source,
+};
 
 /// Rows the source thread claims and publishes at a time.
 const PUBLISH_BLOCK: usize = 256;
@@ -32,14 +35,32 @@ pub(crate) struct Pipeline<S> {
     /// The number, across the whole import, of this region's first shard.
     first_shard: usize,
     pub(crate) settings: Settings,
-    /// Per shard of this region: the last record an earlier run committed.
-    resume: Vec<u64>,
+    /// What an earlier run of the import committed in this region.
+    resume: Resume,
     /// The import's identity, for the checkpoints.
     identity: Option<Arc<ImportIdentity>>,
     /// Set when a sibling region of the same run failed (see `Regions`).
     pub(crate) stop: Option<Arc<AtomicBool>>,
     /// Whether the source loop ended because `stop` was set.
     stopped_early: bool,
+}
+
+/// Why a region's source loop stopped early.
+enum Stop<E> {
+    /// The source failed.
+    Source(E),
+    /// The record belongs to another region than in the resumed run.
+    Split(ResumeError),
+}
+
+/// What a resumed region knows of the run it continues (empty for a fresh
+/// run).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Resume {
+    /// Per shard of this region: the last record an earlier run committed.
+    pub(crate) last_record: Vec<u64>,
+    /// Where the earlier run split the input around this region.
+    pub(crate) split: SplitCheck,
 }
 
 /// How every region of an import runs.
@@ -55,14 +76,14 @@ pub(crate) struct Settings {
 
 impl<S: Source> Pipeline<S> {
     /// A region read by `source`, whose shards are numbered from
-    /// `first_shard` in the import; `resume` holds, per shard of the region,
-    /// the last record an earlier run committed (empty: a fresh run).
+    /// `first_shard` in the import, continuing what an earlier run
+    /// committed (`resume`).
     pub(crate) fn new(
         source: S,
         ownership: Ownership,
         first_shard: usize,
         settings: Settings,
-        resume: Vec<u64>,
+        resume: Resume,
         identity: Option<Arc<ImportIdentity>>,
     ) -> Self {
         Pipeline {
@@ -134,7 +155,7 @@ impl<S: Source> Pipeline<S> {
         drop(producer);
         let drained = ring.shutdown();
         let error = match (read, drained) {
-            (Err(error), _) => RunError::Source(Box::new(error)),
+            (Err(error), _) => error,
             (Ok(()), Err(RingError::Failed(failure))) => RunError::Sink(failure),
             (Ok(()), Ok(())) if self.stopped_early => RunError::Stopped,
             (Ok(()), Err(other)) => RunError::Ring(other),
@@ -150,7 +171,8 @@ impl<S: Source> Pipeline<S> {
     }
 
     /// Reads the source into the ring until it ends, fails, or the ring
-    /// halts; returns how the source ended, rows read and rows skipped.
+    /// halts; returns how the source ended (failed, or found the input
+    /// split elsewhere than the run it resumes), rows read and rows skipped.
     fn produce(
         &mut self,
         producer: &mut Producer<RowEvent>,
@@ -158,7 +180,7 @@ impl<S: Source> Pipeline<S> {
         state: &RunState,
         started: Instant,
         on_progress: &mut impl FnMut(&Progress),
-    ) -> (Result<(), S::Error>, u64, u64) {
+    ) -> (Result<(), RunError>, u64, u64) {
         let (mut rows_read, mut rows_skipped) = (0, 0);
         let mut last_report = Instant::now();
         // Rows are claimed and published in blocks: one cursor store and one
@@ -181,14 +203,28 @@ impl<S: Source> Pipeline<S> {
                 let mut outcome = Ok(false);
                 let mut skip = false;
                 claim.write(index, |event| {
-                    outcome = self.source.next_row(&mut event.row);
+                    outcome = self.source.next_row(&mut event.row).map_err(Stop::Source);
                     let record = self.source.records_before() + rows_read + 1;
                     let position = event.row.position();
                     event
                         .row
                         .set_position(RecordPosition { record, ..position });
-                    skip = self.ownership.committed(record, &self.resume);
-                    event.filled = matches!(outcome, Ok(true)) && !skip;
+                    event.filled = false;
+                    if !matches!(outcome, Ok(true)) {
+                        return;
+                    }
+                    if let Err(split) = self.resume.split.check(record, rows_read == 0) {
+                        outcome = Err(Stop::Split(split));
+                        return;
+                    }
+                    if rows_read == 0 {
+                        // Relaxed: the sinks read it only after the ring
+                        // published this slot, which orders the store
+                        // before their read.
+                        state.region_start.store(record, Ordering::Relaxed);
+                    }
+                    skip = self.ownership.committed(record, &self.resume.last_record);
+                    event.filled = !skip;
                 });
                 match outcome {
                     Ok(true) => {
@@ -196,7 +232,8 @@ impl<S: Source> Pipeline<S> {
                         rows_skipped += u64::from(skip);
                     }
                     Ok(false) => end = Some(Ok(())),
-                    Err(error) => end = Some(Err(error)),
+                    Err(Stop::Source(error)) => end = Some(Err(RunError::Source(Box::new(error)))),
+                    Err(Stop::Split(error)) => end = Some(Err(RunError::Split(Box::new(error)))),
                 }
             }
             drop(claim);

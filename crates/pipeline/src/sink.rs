@@ -131,6 +131,13 @@ pub struct Checkpoint<'a> {
     /// The number (1-based, in the whole input) of the last record of the
     /// batch: every record this shard owns up to it is committed.
     pub last_record: u64,
+    /// The number of the first record of the shard's region (1 for the
+    /// first region of the input). Where regions start is found while the
+    /// import runs; a resumable target stores it with the checkpoint
+    /// ([`StoredCheckpoint::region_start`](crate::StoredCheckpoint::region_start))
+    /// so that a resume can refuse to split the input elsewhere
+    /// ([`ResumeError::Split`](crate::ResumeError::Split)).
+    pub region_start: u64,
 }
 
 /// Says whether the operation that failed may succeed if repeated.

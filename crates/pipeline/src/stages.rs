@@ -37,6 +37,9 @@ pub(crate) struct RunState {
     pub(crate) rows_diverted: AtomicU64,
     pub(crate) commits: AtomicU64,
     pub(crate) rewinds: AtomicU64,
+    /// The number of the region's first record, set by the producer before
+    /// it publishes that record (0 until then).
+    pub(crate) region_start: AtomicU64,
     /// Set when the run will not succeed, so sinks skip `close`.
     pub(crate) failed: AtomicBool,
     /// The first `close` that failed: its shard and error.
@@ -146,6 +149,9 @@ impl<K: Sink> SinkStage<K> {
             import: self.identity.as_deref(),
             shard: self.shard,
             last_record: self.last_record,
+            // Relaxed: stored before the first record was published, and
+            // this shard has taken at least one record since.
+            region_start: self.state.region_start.load(Ordering::Relaxed),
         };
         self.sink.commit(&checkpoint)?;
         let diverted = self.sink.last_commit_diverted().min(self.pending);

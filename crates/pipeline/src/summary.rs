@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use ringpipe_ring::{BoxError, BuildError, Failure, RingError};
 
 use crate::stages::{RunState, ShardError};
-use crate::SourceProgress;
+use crate::{ResumeError, SourceProgress};
 
 /// What a run did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -59,6 +59,9 @@ pub(crate) enum RunError {
     Sink(Box<Failure>),
     /// A sink's final `close` failed.
     SinkClose(ShardError),
+    /// The source's records fall into other regions than in the run being
+    /// resumed; nothing from that point on was written.
+    Split(Box<ResumeError>),
     /// The ring itself failed (a thread panicked outside a handler).
     Ring(RingError),
     /// The ring could not be started.

@@ -97,6 +97,11 @@ pub struct StoredCheckpoint {
     pub shard: usize,
     /// The last record (1-based, in the whole input) the shard committed.
     pub last_record: u64,
+    /// The first record of the shard's region
+    /// ([`Checkpoint::region_start`]); 0 when not known (a checkpoint stored
+    /// before region starts were kept, or a completion marker of a shard
+    /// that committed nothing), which a resume does not check.
+    pub region_start: u64,
     /// Whether the import's part finished ([`Target::mark_complete`]).
     pub complete: bool,
 }

@@ -44,15 +44,16 @@ pub(crate) fn session(
 
 /// The upsert recording a shard's progress: parameters target_table,
 /// input, part, parts, shard, shards, last_record, records (of this
-/// batch), mapping.
+/// batch), mapping, region_start.
 pub fn record_sql(checkpoints: &str) -> String {
     format!(
         "INSERT INTO {checkpoints} AS c (target_table, input, part, parts, shard, shards, \
-         last_record, records, mapping) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+         last_record, records, mapping, region_start) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
          ON CONFLICT (target_table, input, part, shard) DO UPDATE SET \
          last_record = EXCLUDED.last_record, records = c.records + EXCLUDED.records, \
          parts = EXCLUDED.parts, shards = EXCLUDED.shards, mapping = EXCLUDED.mapping, \
-         updated = now()"
+         region_start = EXCLUDED.region_start, updated = now()"
     )
 }
 
@@ -107,8 +108,8 @@ pub(crate) fn rows(
     table: &str,
 ) -> Result<Vec<ShardCheckpoint>, PgError> {
     let sql = format!(
-        "SELECT input, part, parts, shard, shards, last_record, records, complete, mapping \
-         FROM {checkpoints} WHERE target_table = $1 ORDER BY input, part, shard"
+        "SELECT input, part, parts, shard, shards, last_record, records, complete, mapping, \
+         region_start FROM {checkpoints} WHERE target_table = $1 ORDER BY input, part, shard"
     );
     let rows = client
         .query(&sql, &[&table])
@@ -129,6 +130,7 @@ pub(crate) fn rows(
                 },
                 shard: number(row, 3) as usize,
                 last_record: row.get::<_, i64>(5).max(0) as u64,
+                region_start: row.get::<_, i64>(9).max(0) as u64,
                 complete: row.get(7),
             },
             records: row.get::<_, i64>(6).max(0) as u64,

@@ -1,11 +1,13 @@
 //! The shape of [`CHECKPOINT_TABLE`](crate::CHECKPOINT_TABLE), created on
-//! demand, and the migration of the shape before parts existed.
+//! demand, and the migrations of earlier shapes.
 //!
 //! The same shape as the MySQL sink's: one row per (target table, input,
 //! part, shard), so that the parts of one input, and imports of several
 //! inputs into one table, never overwrite each other's progress;
-//! `complete` marks a part that finished (every shard row of it at once),
-//! `records` counts the records the shard committed (stored or set aside).
+//! `region_start` is the first record of the shard's region, which a
+//! resume checks its own split against (0: not known); `complete` marks a
+//! part that finished (every shard row of it at once), `records` counts
+//! the records the shard committed (stored or set aside).
 
 use postgres::{Client, GenericClient};
 
@@ -23,6 +25,7 @@ pub(crate) fn ensure_table(client: &mut Client, checkpoints: &str) -> Result<(),
            parts integer NOT NULL DEFAULT 1,
            shard integer NOT NULL,
            shards integer NOT NULL,
+           region_start bigint NOT NULL DEFAULT 0,
            last_record bigint NOT NULL,
            records bigint NOT NULL DEFAULT 0,
            complete boolean NOT NULL DEFAULT false,
@@ -37,18 +40,34 @@ pub(crate) fn ensure_table(client: &mut Client, checkpoints: &str) -> Result<(),
         Err(e) if matches!(e.code().map(|c| c.code()), Some("23505" | "42P07")) => {}
         Err(e) => return Err(PgError::server(e, "creating the checkpoint table")),
     }
-    if has_parts(client, checkpoints)? {
-        return Ok(());
+    if !has_column(client, checkpoints, "part")? {
+        migrate(client, checkpoints)?;
     }
-    migrate(client, checkpoints)
+    if !has_column(client, checkpoints, "region_start")? {
+        // The shape with parts but without region starts: its rows get 0
+        // (not known). Looked up first because the statement locks the
+        // table even when it has nothing to do; `IF NOT EXISTS` settles a
+        // race with another importer migrating at the same time.
+        client
+            .batch_execute(&format!(
+                "ALTER TABLE {checkpoints} \
+                   ADD COLUMN IF NOT EXISTS region_start bigint NOT NULL DEFAULT 0"
+            ))
+            .map_err(|e| PgError::server(e, "migrating the checkpoint table"))?;
+    }
+    Ok(())
 }
 
-/// Whether the table has the current shape (a `part` column).
-fn has_parts(client: &mut impl GenericClient, checkpoints: &str) -> Result<bool, PgError> {
+/// Whether the table has `column`.
+fn has_column(
+    client: &mut impl GenericClient,
+    checkpoints: &str,
+    column: &str,
+) -> Result<bool, PgError> {
     let sql = "SELECT count(*) FROM pg_attribute WHERE attrelid = $1::text::regclass \
-               AND attname = 'part' AND NOT attisdropped";
+               AND attname = $2 AND NOT attisdropped";
     let found: i64 = client
-        .query_one(sql, &[&checkpoints])
+        .query_one(sql, &[&checkpoints, &column])
         .map_err(|e| PgError::server(e, "reading the checkpoint table's shape"))?
         .get(0);
     Ok(found > 0)
@@ -67,7 +86,7 @@ fn migrate(client: &mut Client, checkpoints: &str) -> Result<(), PgError> {
         "LOCK TABLE {checkpoints} IN ACCESS EXCLUSIVE MODE"
     ))
     .map_err(|e| PgError::server(e, context))?;
-    if has_parts(&mut tx, checkpoints)? {
+    if has_column(&mut tx, checkpoints, "part")? {
         return tx.commit().map_err(|e| PgError::server(e, context));
     }
     let key = tx

@@ -45,6 +45,8 @@ pub struct MysqlSink {
     /// The import whose checkpoints this sink commits, once it committed
     /// with one.
     identity: Option<ImportIdentity>,
+    /// The first record of this shard's region, stored with its checkpoints.
+    region_start: u64,
     /// This sink's shard number, for logs.
     shard: usize,
     /// The live connection, `None` after it was lost.
@@ -80,6 +82,7 @@ impl MysqlSink {
     pub(crate) fn connect(target: Arc<Shared>, shard: usize) -> Result<Self, MysqlError> {
         let mut sink = MysqlSink {
             identity: None,
+            region_start: 0,
             path: Path::new(target.path, &target.shape),
             batch: Batch::new(target.columns.len()),
             text: InsertEncoder::new(target.shape.clone(), usize::MAX, target.max_rows),
@@ -262,6 +265,7 @@ impl Sink for MysqlSink {
         if self.identity.as_ref() != checkpoint.import {
             self.identity = checkpoint.import.cloned();
         }
+        self.region_start = checkpoint.region_start;
         if self.batch.is_empty() {
             return Ok(());
         }

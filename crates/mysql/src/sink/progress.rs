@@ -15,10 +15,15 @@ impl MysqlSink {
         let Some(identity) = &self.identity else {
             return Ok(None);
         };
+        let progress = checkpoint::Progress {
+            shard: self.shard,
+            region_start: self.region_start,
+            last_record: self.batch.last_record(),
+            records: self.batch.len() as u64,
+        };
         Ok(Some(checkpoint::record_sql(
             &self.target.table_name,
-            self.shard,
-            (self.batch.last_record(), self.batch.len() as u64),
+            progress,
             identity,
             no_backslash_escapes,
         )))

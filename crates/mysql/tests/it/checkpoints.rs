@@ -4,7 +4,7 @@
 //! the table's name is fixed.
 
 use mysql::prelude::Queryable;
-use ringpipe_mysql::{checkpoint_rows, MysqlTarget, SinkConfig};
+use ringpipe_mysql::{checkpoint_rows, MysqlTarget, ShardCheckpoint, SinkConfig};
 use ringpipe_pipeline::{ImportIdentity, Part, Target};
 
 use crate::common::{conn, url};
@@ -19,6 +19,22 @@ const OLD_SHAPE: &str = "CREATE TABLE `ringpipe_checkpoint` (
   mapping TEXT NOT NULL,
   updated TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
   PRIMARY KEY (target_table, shard)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
+
+/// The checkpoint table with parts, before region starts were kept.
+const PARTS_SHAPE: &str = "CREATE TABLE `ringpipe_checkpoint` (
+  target_table VARCHAR(64) NOT NULL,
+  input VARCHAR(255) NOT NULL,
+  part INT NOT NULL DEFAULT 0,
+  parts INT NOT NULL DEFAULT 1,
+  shard INT NOT NULL,
+  shards INT NOT NULL,
+  last_record BIGINT NOT NULL,
+  records BIGINT NOT NULL DEFAULT 0,
+  complete BOOLEAN NOT NULL DEFAULT FALSE,
+  mapping TEXT NOT NULL,
+  updated TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+  PRIMARY KEY (target_table, input, part, shard)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
 
 /// A database of its own, dropped when the guard is.
@@ -68,21 +84,30 @@ fn identity(part: Part, input: &str) -> ImportIdentity {
     }
 }
 
-#[test]
-fn a_checkpoint_table_of_the_old_shape_is_migrated_in_place() {
-    let old = Database::fresh("ringpipe_parts_migrate_old");
-    let new = Database::fresh("ringpipe_parts_migrate_new");
+/// A checkpoint table created as `shape` and filled by `rows`, in database
+/// `name`, read through the sink (which migrates it): checked to end with
+/// the shape of a new table, and returned with what it read.
+fn migrated(name: &str, shape: &str, rows: &str) -> (Database, Vec<ShardCheckpoint>) {
+    let old = Database::fresh(&format!("{name}_old"));
+    let new = Database::fresh(&format!("{name}_new"));
     let mut c = conn();
     c.query_drop(format!("USE `{}`", old.0)).unwrap();
-    c.query_drop(OLD_SHAPE).unwrap();
-    c.query_drop(
-        "INSERT INTO ringpipe_checkpoint (target_table, shard, shards, last_record, input, mapping) \
-         VALUES ('t', 0, 2, 600, '10 bytes, crc32 1/2', 'm'), ('t', 1, 2, 300, '10 bytes, crc32 1/2', 'm')",
-    )
-    .unwrap();
-    let migrated = checkpoint_rows(&old.url(), "t").unwrap();
+    c.query_drop(shape).unwrap();
+    c.query_drop(rows).unwrap();
+    let read = checkpoint_rows(&old.url(), "t").unwrap();
     checkpoint_rows(&new.url(), "t").unwrap();
     assert_eq!(old.shape(), new.shape(), "migrated and new tables differ");
+    (old, read)
+}
+
+#[test]
+fn a_checkpoint_table_of_the_old_shape_is_migrated_in_place() {
+    let (old, migrated) = migrated(
+        "ringpipe_parts_migrate",
+        OLD_SHAPE,
+        "INSERT INTO ringpipe_checkpoint (target_table, shard, shards, last_record, input, mapping) \
+         VALUES ('t', 0, 2, 600, '10 bytes, crc32 1/2', 'm'), ('t', 1, 2, 300, '10 bytes, crc32 1/2', 'm')",
+    );
     let key: Vec<String> = old
         .shape()
         .into_iter()
@@ -103,6 +128,18 @@ fn a_checkpoint_table_of_the_old_shape_is_migrated_in_place() {
     );
     // A second look (another importer starting) finds it migrated.
     assert_eq!(checkpoint_rows(&old.url(), "t").unwrap(), migrated);
+}
+
+#[test]
+fn a_checkpoint_table_without_region_starts_gains_them_as_not_known() {
+    let (_db, migrated) = migrated(
+        "ringpipe_region_start",
+        PARTS_SHAPE,
+        "INSERT INTO ringpipe_checkpoint (target_table, input, shard, shards, last_record, mapping) \
+         VALUES ('t', 'in', 1, 2, 77, 'm')",
+    );
+    let c = &migrated[0].checkpoint;
+    assert_eq!((c.shard, c.last_record, c.region_start), (1, 77, 0));
 }
 
 #[test]

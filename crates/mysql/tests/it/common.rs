@@ -144,6 +144,7 @@ pub fn commit(sink: &mut MysqlSink) -> Result<(), MysqlError> {
         import: None,
         shard: 0,
         last_record: 0,
+        region_start: 1,
     };
     sink.commit(&checkpoint)
 }

@@ -90,6 +90,7 @@ fn run(table: &str, path: WritePath, fault: Fault, when: When) -> Outcome {
                     import,
                     shard: 0,
                     last_record,
+                    region_start: 1,
                 };
                 match sink.commit(&checkpoint) {
                     Ok(()) => break,

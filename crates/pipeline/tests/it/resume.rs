@@ -4,7 +4,7 @@
 
 use ringpipe_pipeline::{Import, ImportError, Layout, ResumeError};
 
-use crate::support::{regions, Faults, Memory};
+use crate::support::{region, regions, Faults, Memory};
 
 /// Records in the input of the matrix.
 const TOTAL: u64 = 6_000;
@@ -132,4 +132,50 @@ fn resuming_with_nothing_recorded_starts_afresh_and_a_finished_one_is_complete()
     let again = import().unwrap();
     assert_eq!((again.rows_read, again.already_complete), (0, true));
     assert_eq!(target.committed_ids(), (1..=10).collect());
+}
+
+#[test]
+fn a_resume_that_splits_the_input_elsewhere_is_refused_before_it_writes() {
+    // The interrupted run split 1..=1000 at record 501 and failed in its
+    // second region, which had committed through record 890 or so.
+    let target = Memory::default();
+    let import = |target: &Memory, resume: bool, split: u64, second_from: u64| {
+        Import::new(target.clone())
+            .shards(2)
+            .batch_rows(10)
+            .checkpoints("numbers", "id,name")
+            .resume(resume)
+            .run(vec![region(0, split), region(second_from, 1_000)])
+    };
+    let failing = target.with_faults(Faults {
+        fatal_id: Some(900),
+        ..Faults::default()
+    });
+    import(&failing, false, 500, 500).unwrap_err();
+    let committed = target.committed_ids();
+    assert!(committed.contains(&501) && !committed.contains(&900));
+    // The split moved down (the second region would skip 401..=500, which
+    // only the first region could have committed), moved up (the first
+    // region would take 501..=600, which the second committed), or was
+    // not found (the first region reads to the end).
+    for (split, second_from, names) in [
+        (400, 400, "region 1 starts at record 401"),
+        (600, 600, "region 0 reaches record 501"),
+        (1_000, 1_000, "region 0 reaches record 501"),
+    ] {
+        let failure = import(&target, true, split, second_from).unwrap_err();
+        assert!(
+            matches!(&failure.error, ImportError::Resume(ResumeError::Split(why)) if why.contains(names)),
+            "split at {split}: {failure}"
+        );
+        // Nothing was written twice (`committed_ids` checks), and nothing
+        // past the point where the splits part.
+        assert!(target
+            .committed_ids()
+            .iter()
+            .all(|&id| id <= 500 || committed.contains(&id)));
+    }
+    // The same split resumes exactly.
+    import(&target, true, 500, 500).unwrap();
+    assert_eq!(target.committed_ids(), (1..=1_000).collect());
 }

@@ -207,6 +207,7 @@ impl Target for Memory {
                 identity: import.clone(),
                 shard,
                 last_record: 0,
+                region_start: 0,
                 complete: true,
             };
             store.checkpoints.entry(key).or_insert(marker).complete = true;
@@ -260,6 +261,7 @@ impl Sink for MemorySink {
                 identity: ImportIdentity::clone(identity),
                 shard: self.shard,
                 last_record: checkpoint.last_record,
+                region_start: checkpoint.region_start,
                 complete: false,
             };
             let key = (identity.input.clone(), identity.part.index, self.shard);

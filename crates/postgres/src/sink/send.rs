@@ -111,7 +111,7 @@ impl PgSink {
     ) -> Result<(), PgError> {
         if let Some(import) = checkpoint.import {
             let Part { index, count } = import.part;
-            let params: [&(dyn ToSql + Sync); 9] = [
+            let params: [&(dyn ToSql + Sync); 10] = [
                 &self.plan.table,
                 &import.input,
                 &(index as i32),
@@ -121,6 +121,7 @@ impl PgSink {
                 &(checkpoint.last_record as i64),
                 &(records as i64),
                 &import.mapping,
+                &(checkpoint.region_start as i64),
             ];
             self.client
                 .execute(self.plan.record.as_str(), &params)

@@ -198,6 +198,10 @@ fn pg_resume_an_old_checkpoint_table_is_migrated_in_place() {
         assert_eq!(checkpoints.len(), 1);
         let c = &checkpoints[0];
         assert_eq!((c.shard, c.last_record, c.complete), (1, 77, false));
+        assert_eq!(
+            c.region_start, 0,
+            "not known before region starts were kept"
+        );
         assert_eq!(c.identity.part, ringpipe_pipeline::Part::WHOLE);
         assert_eq!((c.identity.input.as_str(), c.identity.shards), ("in", 2));
     }

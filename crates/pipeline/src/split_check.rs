@@ -1,0 +1,190 @@
+//! A resumed import must split its input where the interrupted one did.
+//!
+//! Which region (and so which shards) owns a record is decided by where
+//! the regions start, and a resume skips a record when its owner's
+//! checkpoint covers it ([`Ownership::committed`](crate::Ownership)). If
+//! the split moved between the two runs (another version's rule, a plan
+//! that stopped early in one of them), records between the old and the
+//! new start would be skipped though nobody committed them, or written a
+//! second time. The split is found while the import runs, so it cannot be
+//! part of the [`ImportIdentity`](crate::ImportIdentity) compared before
+//! it; instead each checkpoint stores its region's first record
+//! ([`Checkpoint::region_start`](crate::Checkpoint::region_start)), and
+//! each region checks its records against the interrupted run's
+//! checkpoints before it publishes them.
+//!
+//! Three rules, together enough that every record a region writes was
+//! committed by nobody and every record it skips was committed by its
+//! owner:
+//! 1. a region whose shards committed starts at the record it started at
+//!    then;
+//! 2. a region starts after every record the regions before it committed;
+//! 3. a region stops before the first record of any later region whose
+//!    shards committed.
+
+use crate::ResumeError;
+
+/// What one region of a resumed import must respect; the default (a fresh
+/// import) allows everything.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct SplitCheck {
+    /// The region's number in this run (for messages).
+    region: usize,
+    /// Rule 1: where the region started, if its shards committed.
+    start: Option<u64>,
+    /// Rule 2: the last record an earlier region committed.
+    after: u64,
+    /// Rule 3: the first record of the nearest later region whose shards
+    /// committed.
+    before: Option<u64>,
+}
+
+impl SplitCheck {
+    /// The checks of each of `regions` regions of `each` shards, from the
+    /// interrupted run's checkpoints: per shard, the last record committed
+    /// (0: none) and its region's first record (0: not known, as stored
+    /// before region starts were kept).
+    ///
+    /// # Errors
+    ///
+    /// The shards of one region stored different starts.
+    pub(crate) fn per_region(
+        regions: usize,
+        each: usize,
+        last_record: &[u64],
+        region_start: &[u64],
+    ) -> Result<Vec<SplitCheck>, ResumeError> {
+        let shards = |region: usize| region * each..(region + 1) * each;
+        let mut starts = Vec::with_capacity(regions);
+        for region in 0..regions {
+            let mut known = shards(region)
+                .filter(|&shard| last_record.get(shard).is_some_and(|&last| last > 0))
+                .filter_map(|shard| region_start.get(shard).copied())
+                .filter(|&start| start > 0);
+            let start = known.next();
+            if let Some(other) = known.find(|&other| Some(other) != start) {
+                return Err(ResumeError::Split(format!(
+                    "the checkpoints of region {region} disagree on its first record \
+                     ({} and {other})",
+                    start.unwrap_or_default()
+                )));
+            }
+            starts.push(start);
+        }
+        Ok((0..regions)
+            .map(|region| SplitCheck {
+                region,
+                start: starts[region],
+                after: (0..region)
+                    .flat_map(shards)
+                    .filter_map(|shard| last_record.get(shard).copied())
+                    .max()
+                    .unwrap_or(0),
+                before: starts[region + 1..].iter().flatten().copied().next(),
+            })
+            .collect())
+    }
+
+    /// Checks the region's first record (rules 1 and 2) and every record
+    /// after it (rule 3), before the record is written or skipped.
+    ///
+    /// # Errors
+    ///
+    /// The input is split elsewhere than in the interrupted run.
+    pub(crate) fn check(&self, record: u64, first: bool) -> Result<(), ResumeError> {
+        let region = self.region;
+        if first {
+            if let Some(start) = self.start.filter(|&start| start != record) {
+                return Err(ResumeError::Split(format!(
+                    "region {region} starts at record {record}, \
+                     in the interrupted import at record {start}"
+                )));
+            }
+            if record <= self.after {
+                return Err(ResumeError::Split(format!(
+                    "region {region} starts at record {record}, but the interrupted import \
+                     committed record {} in an earlier region",
+                    self.after
+                )));
+            }
+        }
+        match self.before {
+            Some(before) if record >= before => Err(ResumeError::Split(format!(
+                "region {region} reaches record {record}, \
+                 where a later region started in the interrupted import"
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two regions of two shards; the interrupted run split at record 101.
+    fn checks(last_record: [u64; 4], region_start: [u64; 4]) -> Vec<SplitCheck> {
+        SplitCheck::per_region(2, 2, &last_record, &region_start).unwrap()
+    }
+
+    #[test]
+    fn the_same_split_passes() {
+        let [first, second] = checks([40, 60, 140, 160], [1, 1, 101, 101])[..] else {
+            unreachable!()
+        };
+        assert_eq!(first.check(1, true), Ok(()));
+        assert_eq!(first.check(100, false), Ok(()));
+        assert_eq!(second.check(101, true), Ok(()));
+        assert_eq!(second.check(1_000, false), Ok(()));
+    }
+
+    #[test]
+    fn a_later_region_that_moved_is_refused() {
+        let [_, second] = checks([40, 60, 140, 160], [1, 1, 101, 101])[..] else {
+            unreachable!()
+        };
+        // Moved down: records 91..=100 would be skipped, never committed.
+        let error = second.check(91, true).unwrap_err();
+        assert!(error.to_string().contains("region 1 starts at record 91"));
+        // Moved up: records 101..=110 are region 0's now.
+        assert!(second.check(111, true).is_err());
+    }
+
+    #[test]
+    fn an_earlier_region_may_not_run_into_a_later_one() {
+        // The plan stopped early: region 0 reads to the end of the input.
+        let [first, _] = checks([40, 60, 140, 160], [1, 1, 101, 101])[..] else {
+            unreachable!()
+        };
+        assert!(first.check(100, false).is_ok());
+        assert!(first.check(101, false).is_err());
+    }
+
+    #[test]
+    fn a_region_that_committed_nothing_starts_after_what_others_committed() {
+        // Region 1 committed nothing; region 0 got to record 95.
+        let [_, second] = checks([95, 60, 0, 0], [1, 1, 0, 0])[..] else {
+            unreachable!()
+        };
+        assert!(
+            second.check(96, true).is_ok(),
+            "a split moved up is harmless"
+        );
+        let error = second.check(90, true).unwrap_err();
+        assert!(error.to_string().contains("committed record 95"));
+    }
+
+    #[test]
+    fn starts_not_stored_are_not_checked() {
+        let [_, second] = checks([40, 60, 140, 160], [0, 0, 0, 0])[..] else {
+            unreachable!()
+        };
+        assert!(second.check(91, true).is_ok());
+    }
+
+    #[test]
+    fn shards_of_one_region_must_agree() {
+        let error = SplitCheck::per_region(2, 2, &[1, 1, 5, 6], &[1, 1, 3, 4]).unwrap_err();
+        assert!(error.to_string().contains("disagree"));
+    }
+}
