@@ -7,6 +7,13 @@
 //! first region already parses: a region reads freely up to its share of
 //! the bytes (its end lies at or after that) and waits for the scan only
 //! past it; a later region starts once its first byte is known.
+//!
+//! A scan that ends early because the records ran out, or at malformed
+//! input, leaves the regions to read to the end of the file: the region
+//! that meets the malformed input reports it in full. A scan that ends at
+//! a read fault (or panics) fails the plan instead: a region then cannot
+//! know where it ends, and reading on could take records that belong to a
+//! later region or to another part of the input.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -35,22 +42,33 @@ struct Found<B> {
     points: Vec<B>,
     /// The scan ended: no more split points will come.
     done: bool,
+    /// Why the scan failed, if it did: a read fault's kind and message.
+    failed: Option<(io::ErrorKind, String)>,
 }
 
 impl<B: SplitPoint> SplitPlan<B> {
     /// Plans `regions` regions of a file of `size` bytes whose content
-    /// starts at `start`: `scan` runs on a thread of its own, gets the
-    /// targets (split point `k` should be the first at or after `(k + 1) /
-    /// regions` of the bytes) and hands each split point it finds, in
-    /// order, to its callback. Fewer may come (the records ran out, the
-    /// input is malformed: the region that reads it reports that in full).
+    /// starts at `start`: `scan` runs on a thread of its own, reads the
+    /// file from `input`, gets the targets (split point `k` should be the
+    /// first at or after `(k + 1) / regions` of the bytes) and hands each
+    /// split point it finds, in order, to its callback. Fewer may come (the
+    /// records ran out, the input is malformed: the region that reads it
+    /// reports that in full). A read of `input` that fails, even if the
+    /// scan then carries on, or a scan that panics, fails the plan: the
+    /// regions waiting for a split point get the error.
     ///
     /// # Errors
     ///
     /// The thread cannot be started.
-    pub fn start<F>(size: u64, start: u64, regions: usize, scan: F) -> io::Result<Arc<Self>>
+    pub fn start<F>(
+        input: impl Read + Send + 'static,
+        size: u64,
+        start: u64,
+        regions: usize,
+        scan: F,
+    ) -> io::Result<Arc<Self>>
     where
-        F: FnOnce(&[u64], &mut dyn FnMut(B)) + Send + 'static,
+        F: FnOnce(Box<dyn Read + Send>, &[u64], &mut dyn FnMut(B)) + Send + 'static,
     {
         let regions = regions.max(1) as u64;
         let plan = Arc::new(SplitPlan {
@@ -60,6 +78,7 @@ impl<B: SplitPoint> SplitPlan<B> {
             found: Mutex::new(Found {
                 points: Vec::new(),
                 done: false,
+                failed: None,
             }),
             changed: Condvar::new(),
         });
@@ -69,8 +88,15 @@ impl<B: SplitPoint> SplitPlan<B> {
             .spawn(move || {
                 // Whatever ends the scan, even a panic, must wake the
                 // regions waiting for a split point.
-                let _done = FinishOnDrop(&planner);
-                scan(&planner.targets, &mut |point| {
+                let done = FinishOnDrop {
+                    plan: &planner,
+                    fault: Arc::default(),
+                };
+                let input = FaultNoting {
+                    inner: input,
+                    fault: Arc::clone(&done.fault),
+                };
+                scan(Box::new(input), &planner.targets, &mut |point| {
                     planner.found.lock().points.push(point);
                     planner.changed.notify_all();
                 });
@@ -85,21 +111,66 @@ impl<B: SplitPoint> SplitPlan<B> {
 
     /// Split point `k`, waiting for the scan to find it; `None` when the
     /// scan ended without it.
-    pub fn point(&self, k: usize) -> Option<B> {
+    ///
+    /// # Errors
+    ///
+    /// The scan failed (a read fault, a panic) before finding it.
+    pub fn point(&self, k: usize) -> io::Result<Option<B>> {
         let mut found = self.found.lock();
         self.changed
             .wait_while(&mut found, |f| f.points.len() <= k && !f.done);
-        found.points.get(k).cloned()
+        match (found.points.get(k), &found.failed) {
+            (Some(point), _) => Ok(Some(point.clone())),
+            (None, None) => Ok(None),
+            (None, Some((kind, message))) => Err(io::Error::new(
+                *kind,
+                format!(
+                    "the scan for where region {} starts failed: {message}",
+                    k + 1
+                ),
+            )),
+        }
     }
 }
 
-/// Marks the plan done when the scan ends.
-struct FinishOnDrop<'a, B>(&'a SplitPlan<B>);
+/// Marks the plan done when the scan ends, and failed if its input
+/// failed or it panicked.
+struct FinishOnDrop<'a, B> {
+    plan: &'a SplitPlan<B>,
+    fault: Arc<Mutex<Option<(io::ErrorKind, String)>>>,
+}
 
 impl<B> Drop for FinishOnDrop<'_, B> {
     fn drop(&mut self) {
-        self.0.found.lock().done = true;
-        self.0.changed.notify_all();
+        let mut found = self.plan.found.lock();
+        found.done = true;
+        found.failed = self.fault.lock().take();
+        if std::thread::panicking() {
+            let panicked = (io::ErrorKind::Other, "the scan panicked".to_owned());
+            found.failed.get_or_insert(panicked);
+        }
+        drop(found);
+        self.plan.changed.notify_all();
+    }
+}
+
+/// The scan's input, noting its first read fault: a scan may take a
+/// fault for the end of its input, which only a deterministic end is.
+struct FaultNoting<R> {
+    inner: R,
+    fault: Arc<Mutex<Option<(io::ErrorKind, String)>>>,
+}
+
+impl<R: Read> Read for FaultNoting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = self.inner.read(buf);
+        if let Err(error) = &read {
+            if error.kind() != io::ErrorKind::Interrupted {
+                let mut fault = self.fault.lock();
+                fault.get_or_insert_with(|| (error.kind(), error.to_string()));
+            }
+        }
+        read
     }
 }
 
@@ -154,7 +225,7 @@ impl<B: SplitPoint> Read for RegionReader<B> {
             if self.at < target {
                 len = len.min(target - self.at);
             } else {
-                self.end = End::Known(plan.point(*k).map(|b| b.offset()));
+                self.end = End::Known(plan.point(*k)?.map(|b| b.offset()));
             }
         }
         if let End::Known(Some(end)) = self.end {
@@ -195,7 +266,7 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    #[derive(Clone)]
+    #[derive(Debug, Clone)]
     struct At(u64);
     impl SplitPoint for At {
         fn offset(&self) -> u64 {
@@ -208,7 +279,7 @@ mod tests {
         let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(b"aaaa|bbbb|cccc|dd").unwrap();
         // Three regions of 17 bytes: split points at or after 5 and 10.
-        let plan = SplitPlan::start(17, 0, 3, |targets, found: &mut dyn FnMut(At)| {
+        let plan = SplitPlan::start(io::empty(), 17, 0, 3, |_, targets, found| {
             assert_eq!(targets, [5, 10]);
             found(At(10));
             found(At(15));
@@ -225,18 +296,51 @@ mod tests {
         assert_eq!(read(0, Some((Arc::clone(&plan), 0))), "aaaa|bbbb|");
         assert_eq!(read(10, Some((Arc::clone(&plan), 1))), "cccc|");
         assert_eq!(read(15, None), "dd");
-        assert!(plan.point(2).is_none());
+        assert!(plan.point(2).unwrap().is_none());
     }
 
     #[test]
     fn a_scan_that_finds_nothing_ends_the_first_region_at_the_end() {
         let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(b"0123456789").unwrap();
-        let plan = SplitPlan::start(10, 0, 2, |_, _: &mut dyn FnMut(At)| {}).unwrap();
+        let plan = SplitPlan::start(io::empty(), 10, 0, 2, |_, _, _: &mut dyn FnMut(At)| {});
         let mut text = String::new();
-        let mut reader = RegionReader::new(file.path(), 0, Some((plan, 0))).unwrap();
+        let mut reader = RegionReader::new(file.path(), 0, Some((plan.unwrap(), 0))).unwrap();
         reader.read_to_string(&mut text).unwrap();
         assert_eq!(text, "0123456789");
+    }
+
+    /// Fails every read, as a file on a failing disk or share does.
+    struct Failing;
+    impl Read for Failing {
+        fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+            Err(io::Error::new(io::ErrorKind::TimedOut, "the share is gone"))
+        }
+    }
+
+    #[test]
+    fn a_scan_that_failed_to_read_fails_the_region_waiting_for_it() {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(b"0123456789").unwrap();
+        // The scan takes the fault for the end of its input, as a parser
+        // that stops at any fault would.
+        let plan = SplitPlan::start(Failing, 10, 0, 2, |mut input, _, _: &mut dyn FnMut(At)| {
+            assert!(input.read(&mut [0; 4]).is_err());
+        });
+        let mut reader = RegionReader::new(file.path(), 0, Some((plan.unwrap(), 0))).unwrap();
+        let error = reader.read_to_string(&mut String::new()).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+        assert!(error.to_string().contains("the share is gone"), "{error}");
+    }
+
+    #[test]
+    fn a_scan_that_panicked_fails_the_plan() {
+        let plan = SplitPlan::start(io::empty(), 10, 0, 2, |_, _, _: &mut dyn FnMut(At)| {
+            panic!("a bug in the scan");
+        })
+        .unwrap();
+        let error = plan.point(0).unwrap_err();
+        assert!(error.to_string().contains("panicked"), "{error}");
     }
 
     #[test]

@@ -66,9 +66,10 @@ impl Pending {
     ///
     /// # Errors
     ///
-    /// The file cannot be opened again.
+    /// The file cannot be opened again, or the scan for the region's
+    /// start failed.
     pub(crate) fn start(self) -> io::Result<Option<(Text, Boundary)>> {
-        let Some(boundary) = self.plan.point(self.index - 1) else {
+        let Some(boundary) = self.plan.point(self.index - 1)? else {
             return Ok(None);
         };
         let next = (self.index + 1 < self.regions).then_some((self.plan, self.index));
@@ -96,9 +97,9 @@ pub(crate) fn plan(
     let mut file = File::open(path)?;
     let start = opened.start;
     file.seek(SeekFrom::Start(start))?;
-    let plan = Plan::start(size, start, regions, move |targets, found| {
+    let plan = Plan::start(file, size, start, regions, move |input, targets, found| {
         scan(
-            &mut input::checked(file, start),
+            &mut input::checked(input, start),
             start,
             targets,
             &mut |boundary| {

@@ -81,7 +81,7 @@ pub(crate) type RegionReader = ringpipe_pipeline::RegionReader<Boundary>;
 /// `size` bytes: boundary `k` is the first record that starts at or after
 /// `(k + 1) / regions` of its bytes. Fewer are found when the records run
 /// out first, or when the markup before a target is malformed (the region
-/// that reads it reports that in full).
+/// that reads it reports that in full); a read fault fails the plan.
 ///
 /// # Errors
 ///
@@ -94,8 +94,8 @@ pub(crate) fn plan(
 ) -> io::Result<Arc<Plan>> {
     let file = File::open(path)?;
     let config = config.clone();
-    Plan::start(size, 0, regions, move |targets, found| {
-        let Ok(prepared) = input::prepare(Box::new(file), false) else {
+    Plan::start(file, size, 0, regions, move |input, targets, found| {
+        let Ok(prepared) = input::prepare(input, false) else {
             return;
         };
         let limits = config.limits();

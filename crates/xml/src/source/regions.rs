@@ -125,7 +125,11 @@ impl XmlSource {
             regions,
             config,
         } = pending;
-        let Some(boundary) = plan.point(index - 1) else {
+        let point = plan.point(index - 1).map_err(|source| XmlError::Io {
+            position: ErrorPosition::input_only(&self.name),
+            source,
+        })?;
+        let Some(boundary) = point else {
             return Ok(false);
         };
         let next = (index + 1 < regions).then(|| (Arc::clone(&plan), index));

@@ -22,11 +22,12 @@ pub(super) enum RegionEnd {
 
 impl RegionEnd {
     /// The elements that must be open at the end, for a region that stops
-    /// where the next starts.
+    /// where the next starts. (A failed plan failed the region's reads
+    /// before its end.)
     pub(super) fn expected(&self) -> Option<Vec<String>> {
         match self {
             RegionEnd::Input => None,
-            RegionEnd::Planned(plan, k) => plan.point(*k).map(|b| b.open),
+            RegionEnd::Planned(plan, k) => plan.point(*k).ok().flatten().map(|b| b.open),
         }
     }
 }
