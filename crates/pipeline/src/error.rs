@@ -100,10 +100,12 @@ pub enum ResumeError {
         now: Layout,
     },
     /// This import splits the input into regions elsewhere than the
-    /// interrupted one did, so its regions' shards would own other records
-    /// than their checkpoints cover (see
+    /// interrupted one did, or than the input's other parts did, so its
+    /// regions would take records that other checkpoints cover, or skip
+    /// records nobody committed (see
     /// [`Checkpoint::region_start`](crate::Checkpoint::region_start)).
-    #[error("the input is split into regions elsewhere than in the interrupted import: {0}")]
+    /// Nothing from the first such record on was written.
+    #[error("the input is split into regions elsewhere than its checkpoints record: {0}")]
     Split(String),
     /// The input cannot be recognised again (a pipe or stdin).
     #[error("resuming needs an input that can be read again, not a pipe")]

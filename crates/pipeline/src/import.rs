@@ -10,7 +10,7 @@ use crate::regions::Regions;
 use crate::resume::{start_point, Start};
 use crate::retry::retrying;
 use crate::runner::{Pipeline, Resume, Settings};
-use crate::split_check::SplitCheck;
+use crate::split_check::{Neighbours, SplitCheck};
 use crate::{
     ImportError, ImportFailure, ImportIdentity, Layout, Ownership, Part, Progress, ResumeError,
     RunSummary, Source, Target, TargetError,
@@ -215,23 +215,18 @@ impl<T: Target> Import<T> {
             })
         };
         let plan = self.plan(regions.len()).map_err(failed)?;
-        let (last_record, checks) = match self.start(plan.identity.as_deref()).map_err(failed)? {
+        let (start, neighbours) = self.start(plan.identity.as_deref()).map_err(failed)?;
+        let (last_record, region_start) = match start {
             Start::Fresh => (Vec::new(), Vec::new()),
             Start::After {
                 last_record,
                 region_start,
-            } => {
-                let checks = SplitCheck::per_region(
-                    plan.part_regions,
-                    plan.each,
-                    &last_record,
-                    &region_start,
-                )
-                .map_err(|e| failed(e.into()))?;
-                (last_record, checks)
-            }
+            } => (last_record, region_start),
             Start::Complete => return Ok(self.complete_summary()),
         };
+        let stored = (&last_record[..], &region_start[..]);
+        let checks = SplitCheck::per_region(plan.part_regions, plan.each, stored, neighbours)
+            .map_err(|e| failed(e.into()))?;
         let mine = plan.part_regions * self.part.index as usize;
         let pipelines = regions
             .into_iter()
@@ -245,7 +240,7 @@ impl<T: Target> Import<T> {
                         true => Vec::new(),
                         false => last_record[first..first + plan.each].to_vec(),
                     },
-                    split: checks.get(region).copied().unwrap_or_default(),
+                    split: checks[region],
                 };
                 let ownership = Ownership::new(plan.each, plan.block);
                 let identity = plan.identity.clone();
@@ -317,35 +312,46 @@ impl<T: Target> Import<T> {
 
     /// Settles where the import starts: afresh (clearing the checkpoints
     /// it replaces), after its checkpoints, or nowhere (its part is
-    /// complete); then prepares the target unless there is nothing to do.
+    /// complete), and what the input's other parts committed; then
+    /// prepares the target unless there is nothing to do.
     fn start<SE>(
         &self,
         identity: Option<&ImportIdentity>,
-    ) -> Result<Start, ImportError<SE, TargetError<T>>> {
-        let start = match (self.resume, identity) {
+    ) -> Result<(Start, Neighbours), ImportError<SE, TargetError<T>>> {
+        let read = || {
+            retrying("reading the checkpoints", self.settings.retry_for, || {
+                self.target.checkpoints()
+            })
+            .map_err(ImportError::Target)
+        };
+        let (start, neighbours) = match (self.resume, identity) {
             (false, _) => {
                 retrying("clearing the checkpoints", self.settings.retry_for, || {
                     self.clear(identity)
                 })
                 .map_err(ImportError::Target)?;
-                Start::Fresh
+                let neighbours = match identity {
+                    Some(identity) if !self.part.is_whole() => Neighbours::of(identity, &read()?),
+                    _ => Neighbours::default(),
+                };
+                (Start::Fresh, neighbours)
             }
             (true, None) => return Err(ResumeError::NoCheckpoints.into()),
             (true, Some(identity)) => {
-                let stored = retrying("reading the checkpoints", self.settings.retry_for, || {
-                    self.target.checkpoints()
-                })
-                .map_err(ImportError::Target)?;
-                start_point(identity, &stored)?
+                let stored = read()?;
+                (
+                    start_point(identity, &stored)?,
+                    Neighbours::of(identity, &stored),
+                )
             }
         };
         let resuming = match &start {
-            Start::Complete => return Ok(start),
+            Start::Complete => return Ok((start, neighbours)),
             Start::Fresh => false,
             Start::After { .. } => true,
         };
         self.target.prepare(resuming).map_err(ImportError::Target)?;
-        Ok(start)
+        Ok((start, neighbours))
     }
 
     /// Forgets the checkpoints a fresh start replaces: the whole target's

@@ -21,8 +21,52 @@
 //! 2. a region starts after every record the regions before it committed;
 //! 3. a region stops before the first record of any later region whose
 //!    shards committed.
+//!
+//! An input cut into parts ([`Part`](crate::Part)) is one sequence of
+//! regions imported by several importers, each with checkpoints of its
+//! own, so rules 2 and 3 also hold across parts: a part, fresh or resumed,
+//! starts after every record the parts before it committed and stops
+//! before the first record of the parts after it that committed
+//! ([`Neighbours`]). Parts run by different versions, or one whose plan
+//! went wrong, then cannot overlap.
 
-use crate::ResumeError;
+use crate::{ImportIdentity, ResumeError, StoredCheckpoint};
+
+/// What the other parts of a cut input committed, as one part's regions
+/// must respect it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Neighbours {
+    /// The last record a part before this one committed (0: none).
+    after: u64,
+    /// The first record of the first region of a later part that
+    /// committed.
+    before: Option<u64>,
+}
+
+impl Neighbours {
+    /// From `stored`, every checkpoint of the target: those of the other
+    /// parts of `identity`'s input cut into as many parts (none for an
+    /// import of the whole input).
+    pub(crate) fn of(identity: &ImportIdentity, stored: &[StoredCheckpoint]) -> Neighbours {
+        let part = identity.part;
+        let others = stored.iter().filter(|c| {
+            c.identity.input == identity.input
+                && c.identity.part.count == part.count
+                && c.identity.part.index != part.index
+                && c.last_record > 0
+        });
+        let mut neighbours = Neighbours::default();
+        for checkpoint in others {
+            if checkpoint.identity.part.index < part.index {
+                neighbours.after = neighbours.after.max(checkpoint.last_record);
+            } else if checkpoint.region_start > 0 {
+                let start = checkpoint.region_start;
+                neighbours.before = Some(neighbours.before.map_or(start, |b| b.min(start)));
+            }
+        }
+        neighbours
+    }
+}
 
 /// What one region of a resumed import must respect; the default (a fresh
 /// import) allows everything.
@@ -41,9 +85,10 @@ pub(crate) struct SplitCheck {
 
 impl SplitCheck {
     /// The checks of each of `regions` regions of `each` shards, from the
-    /// interrupted run's checkpoints: per shard, the last record committed
-    /// (0: none) and its region's first record (0: not known, as stored
-    /// before region starts were kept).
+    /// interrupted run's checkpoints (none: a fresh run): per shard, the
+    /// last record committed (0: none) and its region's first record (0:
+    /// not known, as stored before region starts were kept); and from
+    /// what the input's other parts committed.
     ///
     /// # Errors
     ///
@@ -51,8 +96,8 @@ impl SplitCheck {
     pub(crate) fn per_region(
         regions: usize,
         each: usize,
-        last_record: &[u64],
-        region_start: &[u64],
+        (last_record, region_start): (&[u64], &[u64]),
+        neighbours: Neighbours,
     ) -> Result<Vec<SplitCheck>, ResumeError> {
         let shards = |region: usize| region * each..(region + 1) * each;
         let mut starts = Vec::with_capacity(regions);
@@ -78,9 +123,13 @@ impl SplitCheck {
                 after: (0..region)
                     .flat_map(shards)
                     .filter_map(|shard| last_record.get(shard).copied())
-                    .max()
-                    .unwrap_or(0),
-                before: starts[region + 1..].iter().flatten().copied().next(),
+                    .fold(neighbours.after, u64::max),
+                before: starts[region + 1..]
+                    .iter()
+                    .flatten()
+                    .copied()
+                    .next()
+                    .or(neighbours.before),
             })
             .collect())
     }
@@ -102,16 +151,16 @@ impl SplitCheck {
             }
             if record <= self.after {
                 return Err(ResumeError::Split(format!(
-                    "region {region} starts at record {record}, but the interrupted import \
-                     committed record {} in an earlier region",
+                    "region {region} starts at record {record}, but record {} was committed \
+                     in an earlier region or part",
                     self.after
                 )));
             }
         }
         match self.before {
             Some(before) if record >= before => Err(ResumeError::Split(format!(
-                "region {region} reaches record {record}, \
-                 where a later region started in the interrupted import"
+                "region {region} reaches record {record}, where a later region or part \
+                 started (record {before})"
             ))),
             _ => Ok(()),
         }
@@ -124,7 +173,8 @@ mod tests {
 
     /// Two regions of two shards; the interrupted run split at record 101.
     fn checks(last_record: [u64; 4], region_start: [u64; 4]) -> Vec<SplitCheck> {
-        SplitCheck::per_region(2, 2, &last_record, &region_start).unwrap()
+        let stored = (&last_record[..], &region_start[..]);
+        SplitCheck::per_region(2, 2, stored, Neighbours::default()).unwrap()
     }
 
     #[test]
@@ -171,7 +221,7 @@ mod tests {
             "a split moved up is harmless"
         );
         let error = second.check(90, true).unwrap_err();
-        assert!(error.to_string().contains("committed record 95"));
+        assert!(error.to_string().contains("record 95 was committed"));
     }
 
     #[test]
@@ -184,7 +234,41 @@ mod tests {
 
     #[test]
     fn shards_of_one_region_must_agree() {
-        let error = SplitCheck::per_region(2, 2, &[1, 1, 5, 6], &[1, 1, 3, 4]).unwrap_err();
+        let stored = (&[1, 1, 5, 6][..], &[1, 1, 3, 4][..]);
+        let error = SplitCheck::per_region(2, 2, stored, Neighbours::default()).unwrap_err();
         assert!(error.to_string().contains("disagree"));
+    }
+
+    fn checkpoint(part: u32, last_record: u64, region_start: u64) -> StoredCheckpoint {
+        StoredCheckpoint {
+            identity: ImportIdentity {
+                input: "in".into(),
+                shards: 1,
+                mapping: "m".into(),
+                part: crate::Part::new(part, 3).unwrap(),
+            },
+            shard: 0,
+            last_record,
+            region_start,
+            complete: false,
+        }
+    }
+
+    #[test]
+    fn a_part_stays_between_what_the_parts_around_it_committed() {
+        // Parts of 100 records; part 0 committed through 80, part 2 from 201.
+        let stored = [checkpoint(0, 80, 1), checkpoint(2, 250, 201)];
+        let part_1 = checkpoint(1, 0, 0).identity;
+        let neighbours = Neighbours::of(&part_1, &stored);
+        let [check] = SplitCheck::per_region(1, 1, (&[], &[]), neighbours).unwrap()[..] else {
+            unreachable!()
+        };
+        assert!(check.check(101, true).is_ok() && check.check(200, false).is_ok());
+        assert!(check.check(80, true).is_err(), "part 0 committed 80");
+        assert!(check.check(201, false).is_err(), "part 2 starts at 201");
+        // Another cut of the same input is none of its neighbours.
+        let mut other_cut = part_1.clone();
+        other_cut.part = crate::Part::new(1, 4).unwrap();
+        assert_eq!(Neighbours::of(&other_cut, &stored), Neighbours::default());
     }
 }

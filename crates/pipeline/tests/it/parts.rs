@@ -4,7 +4,7 @@
 
 use ringpipe_pipeline::{Import, ImportError, Part, ResumeError};
 
-use crate::support::{regions, Faults, Memory};
+use crate::support::{region, regions, Faults, Memory, Numbers};
 
 /// Records of the input.
 const TOTAL: u64 = 4_000;
@@ -123,4 +123,40 @@ fn another_cut_of_the_input_is_refused_and_regions_must_divide() {
         .run(regions(100, 4))
         .unwrap_err();
     assert!(matches!(uneven.error, ImportError::Settings(_)), "{uneven}");
+}
+
+#[test]
+fn a_part_that_would_overlap_another_part_is_refused() {
+    // Two parts of 1,000 records cut at record 501, one region each.
+    let target = Memory::default();
+    let part = |index: u32, split: u64, resume: bool| {
+        Import::new(target.clone())
+            .shards(1)
+            .batch_rows(50)
+            .checkpoints("numbers", "id,name")
+            .part(Part::new(index, 2).unwrap())
+            .resume(resume)
+            .run(vec![region(0, split), region(split, 1_000)])
+    };
+    let refused = |result: ringpipe_pipeline::ImportResult<Numbers, Memory>, naming: &str| {
+        let failure = result.unwrap_err();
+        assert!(
+            matches!(&failure.error, ImportError::Resume(ResumeError::Split(why))
+                if why.contains(naming)),
+            "{failure}"
+        );
+    };
+    part(1, 500, false).unwrap();
+    // Part 0 run by an importer that cuts the input at 601 (another
+    // version's rule, a plan gone wrong) would write 501..=600 again: it
+    // stops before 501, having committed the records before it.
+    refused(part(0, 600, false), "reaches record 501");
+    // `committed_ids` also fails on a record committed twice.
+    assert_eq!(target.committed_ids(), (1..=1_000).collect());
+    let resumed = part(0, 500, true).unwrap();
+    assert_eq!((resumed.rows_skipped, resumed.rows_written), (500, 0));
+    // Part 1 cut at 401 would write 401..=500 again, which part 0
+    // committed.
+    refused(part(1, 400, false), "record 500 was committed");
+    assert_eq!(target.committed_ids(), (1..=1_000).collect());
 }
