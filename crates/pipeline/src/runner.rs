@@ -231,7 +231,12 @@ impl<S: Source> Pipeline<S> {
                         rows_read += 1;
                         rows_skipped += u64::from(skip);
                     }
-                    Ok(false) => end = Some(Ok(())),
+                    Ok(false) => {
+                        let last =
+                            (rows_read > 0).then(|| self.source.records_before() + rows_read);
+                        let ended = self.resume.split.finish(last);
+                        end = Some(ended.map_err(|e| RunError::Split(Box::new(e))));
+                    }
                     Err(Stop::Source(error)) => end = Some(Err(RunError::Source(Box::new(error)))),
                     Err(Stop::Split(error)) => end = Some(Err(RunError::Split(Box::new(error)))),
                 }

@@ -28,9 +28,12 @@
 //! starts after every record the parts before it committed and stops
 //! before the first record of the parts after it that committed
 //! ([`Neighbours`]). Parts run by different versions, or one whose plan
-//! went wrong, then cannot overlap.
+//! went wrong, then cannot overlap; and where the parts around it tell
+//! where it must start (the part before finished) or end (the part after
+//! committed in its first region), a part must start or end exactly
+//! there, so that no record falls between two parts.
 
-use crate::{ImportIdentity, ResumeError, StoredCheckpoint};
+use crate::{ImportIdentity, Layout, ResumeError, StoredCheckpoint};
 
 /// What the other parts of a cut input committed, as one part's regions
 /// must respect it.
@@ -41,6 +44,11 @@ pub(crate) struct Neighbours {
     /// The first record of the first region of a later part that
     /// committed.
     before: Option<u64>,
+    /// The last record of the part just before this one, if it finished.
+    previous_end: Option<u64>,
+    /// The first record of the part just after this one, if the shards of
+    /// its first region committed.
+    next_start: Option<u64>,
 }
 
 impl Neighbours {
@@ -56,16 +64,40 @@ impl Neighbours {
                 && c.last_record > 0
         });
         let mut neighbours = Neighbours::default();
+        let mut previous_complete = false;
         for checkpoint in others {
-            if checkpoint.identity.part.index < part.index {
-                neighbours.after = neighbours.after.max(checkpoint.last_record);
+            let (index, last) = (checkpoint.identity.part.index, checkpoint.last_record);
+            if index < part.index {
+                neighbours.after = neighbours.after.max(last);
             } else if checkpoint.region_start > 0 {
                 let start = checkpoint.region_start;
                 neighbours.before = Some(neighbours.before.map_or(start, |b| b.min(start)));
             }
+            if index + 1 == part.index {
+                // A finished part committed every record it read, its
+                // last one among them.
+                previous_complete |= checkpoint.complete;
+                let end = neighbours.previous_end.unwrap_or(0).max(last);
+                neighbours.previous_end = Some(end);
+            } else if index == part.index + 1 && in_first_region(checkpoint) {
+                neighbours.next_start = Some(checkpoint.region_start);
+            }
+        }
+        if !previous_complete {
+            neighbours.previous_end = None;
         }
         neighbours
     }
+}
+
+/// Whether `checkpoint`'s shard reads the first region of its part, and
+/// stored where it starts.
+fn in_first_region(checkpoint: &StoredCheckpoint) -> bool {
+    let Some((_, layout)) = Layout::split(&checkpoint.identity.mapping) else {
+        return false;
+    };
+    let each = checkpoint.identity.shards as usize / layout.regions.max(1);
+    checkpoint.shard < each && checkpoint.region_start > 0
 }
 
 /// What one region of a resumed import must respect; the default (a fresh
@@ -81,6 +113,12 @@ pub(crate) struct SplitCheck {
     /// Rule 3: the first record of the nearest later region whose shards
     /// committed.
     before: Option<u64>,
+    /// The last record of what comes just before the region, when known
+    /// exactly (the part before finished): the region starts right after.
+    follows: Option<u64>,
+    /// The first record of what comes just after the region, when known
+    /// exactly: the region ends right before it.
+    next: Option<u64>,
 }
 
 impl SplitCheck {
@@ -130,6 +168,11 @@ impl SplitCheck {
                     .copied()
                     .next()
                     .or(neighbours.before),
+                follows: neighbours.previous_end.filter(|_| region == 0),
+                next: match starts.get(region + 1) {
+                    Some(next) => *next,
+                    None => neighbours.next_start,
+                },
             })
             .collect())
     }
@@ -149,6 +192,12 @@ impl SplitCheck {
                      in the interrupted import at record {start}"
                 )));
             }
+            if let Some(end) = self.follows.filter(|&end| end + 1 != record) {
+                return Err(ResumeError::Split(format!(
+                    "region {region} starts at record {record}, but the part before it \
+                     ended at record {end}"
+                )));
+            }
             if record <= self.after {
                 return Err(ResumeError::Split(format!(
                     "region {region} starts at record {record}, but record {} was committed \
@@ -161,6 +210,24 @@ impl SplitCheck {
             Some(before) if record >= before => Err(ResumeError::Split(format!(
                 "region {region} reaches record {record}, where a later region or part \
                  started (record {before})"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks where the region ended: `last`, its last record (`None`
+    /// when it read none).
+    ///
+    /// # Errors
+    ///
+    /// What follows it starts later: the records between would belong to
+    /// no region.
+    pub(crate) fn finish(&self, last: Option<u64>) -> Result<(), ResumeError> {
+        match (last, self.next) {
+            (Some(last), Some(next)) if last + 1 != next => Err(ResumeError::Split(format!(
+                "region {} ends at record {last}, but what follows it starts at record \
+                 {next}: the records between would belong to no region",
+                self.region
             ))),
             _ => Ok(()),
         }
@@ -244,7 +311,7 @@ mod tests {
             identity: ImportIdentity {
                 input: "in".into(),
                 shards: 1,
-                mapping: "m".into(),
+                mapping: "m;shard-block=50".into(),
                 part: crate::Part::new(part, 3).unwrap(),
             },
             shard: 0,
@@ -252,6 +319,20 @@ mod tests {
             region_start,
             complete: false,
         }
+    }
+
+    #[test]
+    fn a_part_after_a_finished_one_starts_right_after_it() {
+        let mut finished = checkpoint(0, 100, 1);
+        finished.complete = true;
+        let part_1 = checkpoint(1, 0, 0).identity;
+        let neighbours = Neighbours::of(&part_1, &[finished]);
+        let [check] = SplitCheck::per_region(1, 1, (&[], &[]), neighbours).unwrap()[..] else {
+            unreachable!()
+        };
+        assert!(check.check(101, true).is_ok());
+        let gap = check.check(111, true).unwrap_err();
+        assert!(gap.to_string().contains("ended at record 100"), "{gap}");
     }
 
     #[test]
@@ -266,6 +347,15 @@ mod tests {
         assert!(check.check(101, true).is_ok() && check.check(200, false).is_ok());
         assert!(check.check(80, true).is_err(), "part 0 committed 80");
         assert!(check.check(201, false).is_err(), "part 2 starts at 201");
+        // Part 1 runs into part 2's start, so it must end right before it.
+        assert!(check.finish(Some(200)).is_ok());
+        let gap = check.finish(Some(190)).unwrap_err();
+        assert!(
+            gap.to_string().contains("would belong to no region"),
+            "{gap}"
+        );
+        // Part 0 has not finished: where part 1 starts is not known exactly.
+        assert!(check.check(102, true).is_ok());
         // Another cut of the same input is none of its neighbours.
         let mut other_cut = part_1.clone();
         other_cut.part = crate::Part::new(1, 4).unwrap();

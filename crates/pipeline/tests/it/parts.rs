@@ -156,7 +156,14 @@ fn a_part_that_would_overlap_another_part_is_refused() {
     let resumed = part(0, 500, true).unwrap();
     assert_eq!((resumed.rows_skipped, resumed.rows_written), (500, 0));
     // Part 1 cut at 401 would write 401..=500 again, which part 0
-    // committed.
-    refused(part(1, 400, false), "record 500 was committed");
+    // committed; cut at 511, it would leave 501..=510 to no part.
+    refused(
+        part(1, 400, false),
+        "the part before it ended at record 500",
+    );
+    refused(
+        part(1, 510, false),
+        "the part before it ended at record 500",
+    );
     assert_eq!(target.committed_ids(), (1..=1_000).collect());
 }
