@@ -91,6 +91,11 @@ impl CliError {
             _ => 1,
         };
         let message = match &failure.error {
+            // Also met by a fresh part import whose neighbours disagree.
+            ImportError::Resume(why @ ResumeError::Split(_)) => format!(
+                "{why}; import it with the version of ringpipe that wrote those checkpoints, \
+                 or start over (every part of it, without --resume)"
+            ),
             ImportError::Resume(why) => format!("cannot resume: {why}; {}", resume_fix(why)),
             ImportError::Source(error) => error.to_string(),
             ImportError::Target(error)

@@ -5,8 +5,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use mysql::prelude::Queryable;
+
 use crate::common::{
-    catalogue, checksum, count, fresh_table, import, import_args, query_one, ringpipe, stderr,
+    catalogue, checksum, conn, count, fresh_table, import, import_args, query_one, ringpipe, stderr,
 };
 
 /// Starts an import of `file` into `table` in the background.
@@ -179,6 +181,64 @@ fn resume_refuses_another_shard_count_region_count_or_input() {
         checkpoint_rows("res_refuse") > 0,
         "a refused resume must keep the checkpoint"
     );
+}
+
+#[test]
+fn resume_refuses_checkpoints_that_put_a_region_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = catalogue(dir.path(), 60_000);
+    let table = "res_split";
+    let _table = fresh_table(table);
+    let later_regions = || {
+        query_one(&format!(
+            "SELECT COUNT(*) FROM ringpipe_checkpoint \
+             WHERE target_table = '{table}' AND region_start > 1"
+        ))
+    };
+    // Killed once the second region has committed.
+    let mut child = spawn_import(&file, table, &["--shards", "2"]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while later_regions() == 0 && Instant::now() < deadline {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the import ended before its second region committed"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(later_regions() > 0);
+    // Checkpoints that put the second region's start one record later, as
+    // a version that split the file elsewhere would have: refused, and
+    // nothing written twice.
+    let shift = |by: i64| {
+        conn()
+            .exec_drop(
+                "UPDATE ringpipe_checkpoint SET region_start = region_start + ? \
+                 WHERE target_table = ? AND region_start > 1",
+                (by, table),
+            )
+            .unwrap();
+    };
+    let resume = || {
+        import(
+            &file,
+            table,
+            &["--resume", "--shards", "2", "--batch-rows", "300"],
+        )
+    };
+    shift(1);
+    let moved = resume();
+    assert_eq!(moved.status.code(), Some(2), "{}", stderr(&moved));
+    assert!(
+        stderr(&moved).contains("split into regions elsewhere than its checkpoints record"),
+        "{}",
+        stderr(&moved)
+    );
+    shift(-1);
+    let finished = resume();
+    assert!(finished.status.success(), "{}", stderr(&finished));
+    assert_eq!(count(table), 60_000);
 }
 
 #[test]

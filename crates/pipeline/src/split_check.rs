@@ -100,8 +100,9 @@ fn in_first_region(checkpoint: &StoredCheckpoint) -> bool {
     checkpoint.shard < each && checkpoint.region_start > 0
 }
 
-/// What one region of a resumed import must respect; the default (a fresh
-/// import) allows everything.
+/// What one region must respect, given the checkpoints of the run it
+/// resumes and of the input's other parts; the default (a fresh import of
+/// the whole input) allows everything.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct SplitCheck {
     /// The region's number in this run (for messages).
@@ -177,12 +178,13 @@ impl SplitCheck {
             .collect())
     }
 
-    /// Checks the region's first record (rules 1 and 2) and every record
-    /// after it (rule 3), before the record is written or skipped.
+    /// Checks the region's first record (rules 1 and 2, and that it
+    /// follows a finished part before it) and every record after it
+    /// (rule 3), before the record is written or skipped.
     ///
     /// # Errors
     ///
-    /// The input is split elsewhere than in the interrupted run.
+    /// The input is split elsewhere than the checkpoints record.
     pub(crate) fn check(&self, record: u64, first: bool) -> Result<(), ResumeError> {
         let region = self.region;
         if first {
