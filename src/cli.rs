@@ -172,7 +172,9 @@ pub struct ImportArgs {
     pub join_with: String,
     /// Finish an interrupted import: skip exactly the records its shards
     /// committed (read from the `ringpipe_checkpoint` table). The input,
-    /// shard count, part count and mapping must be the same as before.
+    /// shard count, part count and mapping must be the same as before (the
+    /// input is recognised by its size and its first and last MiB, so
+    /// resume only an unchanged file).
     /// Idempotent: with no checkpoint it starts the import (part), and for
     /// one that finished it exits 0 saying "already complete".
     #[arg(help_heading = "Reliability", long, conflicts_with = "dry_run")]
