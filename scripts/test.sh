@@ -3,19 +3,21 @@
 #
 #   1. fmt      cargo fmt --all -- --check
 #   2. clippy   cargo clippy --workspace --all-targets --locked -- -D warnings
-#   3. db       scripts/dev-db.sh -> RINGPIPE_TEST_MYSQL_URL (starts a private MariaDB
+#   3. doc      cargo doc --workspace --no-deps --locked with RUSTDOCFLAGS=-D warnings
+#               (a broken link in the API docs fails like a lint)
+#   4. db       scripts/dev-db.sh -> RINGPIPE_TEST_MYSQL_URL (starts a private MariaDB
 #               under target/dev-db/ if none answers; it is left running for reuse), and
 #               scripts/dev-pg.sh -> RINGPIPE_TEST_PG_URL (likewise for PostgreSQL)
-#   4. test     cargo test --workspace --locked   (unit, integration, doc tests, examples),
+#   5. test     cargo test --workspace --locked   (unit, integration, doc tests, examples),
 #               then a check that the tests left no table and no checkpoint row behind
 #               in either test database
-#   5. cluster  scripts/test-cluster.sh: `--part i/3` into a three-node MariaDB Galera cluster
+#   6. cluster  scripts/test-cluster.sh: `--part i/3` into a three-node MariaDB Galera cluster
 #               (scripts/galera.sh, under target/galera/, left running for reuse), ~2 min
-#   6. loom     loom model tests of ringpipe-ring (--cfg loom, own target dir target/loom)
+#   7. loom     loom model tests of ringpipe-ring (--cfg loom, own target dir target/loom)
 #   (benches and examples are compiled and linted by step 2, clippy --all-targets;
 #    building them again in the release profile cost ~8 minutes for nothing)
 #
-# Fails fast. SKIP_LINT=1 skips steps 1-2 for local iteration (CI never sets it).
+# Fails fast. SKIP_LINT=1 skips steps 1-3 for local iteration (CI never sets it).
 # A pre-set RINGPIPE_TEST_MYSQL_URL is offered to dev-db.sh as RINGPIPE_MYSQL_URL.
 set -euo pipefail
 
@@ -25,7 +27,7 @@ cd "$RINGPIPE_ROOT"
 
 export RUST_BACKTRACE="${RUST_BACKTRACE:-1}"
 
-readonly TOTAL_STEPS=6
+readonly TOTAL_STEPS=7
 STEP=0
 SUMMARY=()
 T_START=$(now_s)
@@ -56,7 +58,7 @@ skip() {
     SUMMARY+=("$1 skipped")
 }
 
-# Step 3: obtain the database URL (last stdout line of dev-db.sh) and export it.
+# Step 4: obtain the database URL (last stdout line of dev-db.sh) and export it.
 get_db() {
     local out url
     if [[ -n ${RINGPIPE_TEST_MYSQL_URL:-} && -z ${RINGPIPE_MYSQL_URL:-} ]]; then
@@ -80,7 +82,7 @@ get_db() {
     printf 'RINGPIPE_TEST_PG_URL=%s\n' "$url"
 }
 
-# Step 5: loom models. A separate target dir keeps the different RUSTFLAGS from
+# Step 7: loom models. A separate target dir keeps the different RUSTFLAGS from
 # invalidating the main build. Warn loudly if the filter matched no test at all.
 loom_tests() {
     local log="$LOOM_TARGET_DIR/loom-test.log"
@@ -134,7 +136,7 @@ checkpointed() {
     done <<<"$tables"
 }
 
-# Step 4: the tests, then what they left behind in either database. Every test
+# Step 5: the tests, then what they left behind in either database. Every test
 # drops the tables it made and their checkpoint rows (a guard does so on
 # failure too); the checkpoint tables the imports create are their own
 # bookkeeping, dropped here when they are new and empty.
@@ -170,9 +172,11 @@ tests_leave_nothing() {
 if [[ ${SKIP_LINT:-0} == 1 ]]; then
     skip fmt "SKIP_LINT=1"
     skip clippy "SKIP_LINT=1"
+    skip doc "SKIP_LINT=1"
 else
     step fmt cargo fmt --all -- --check
     step clippy cargo clippy --workspace --all-targets --locked -- -D warnings
+    step doc env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 fi
 step db get_db
 step test tests_leave_nothing

@@ -35,7 +35,7 @@ pub trait Source: Send {
 
     /// Records of the input before this source's first: non-zero for a
     /// source that reads a later region of an input (see
-    /// [`Regions`](crate::Regions)), so that record numbers, and the
+    /// [`Import::run`](crate::Import::run)), so that record numbers, and the
     /// checkpoints and resumption built on them, count in the whole input.
     /// Read after each call to `next_row`, so a source may learn it late.
     fn records_before(&self) -> u64 {
