@@ -223,3 +223,42 @@ fn a_part_may_not_truncate_and_a_part_needs_a_valid_index() {
         );
     }
 }
+
+#[test]
+fn a_part_that_would_leave_records_to_no_part_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = catalogue(dir.path());
+    let table = "parts_gap";
+    let _tables = Tables::fresh(&[table]);
+    let run = |part: u32| part_command(&file, table, part).output().unwrap();
+    let out = run(2);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Part 2's checkpoints as a version that cut the file one record
+    // later would have left them: part 1, which ends where this binary
+    // cuts, would leave that record to no part.
+    let moved = |by: i64| {
+        let mut conn = mysql::Conn::new(mysql::Opts::from_url(&url()).unwrap()).unwrap();
+        conn.exec_drop(
+            "UPDATE ringpipe_checkpoint SET region_start = region_start + ? \
+             WHERE target_table = ? AND part = 2 AND region_start > 0",
+            (by, table),
+        )
+        .unwrap();
+    };
+    moved(1);
+    let out = run(1);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("would belong to no region"),
+        "{}",
+        text(&out.stderr)
+    );
+    // The part's own records are committed up to its end, none twice.
+    assert!(part_records(table, 1) <= ROWS / u64::from(PARTS) + 1);
+    moved(-1);
+    for part in [0, 1, 3] {
+        let out = run(part);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    assert_eq!(count(table), ROWS);
+}
