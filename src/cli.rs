@@ -172,9 +172,11 @@ pub struct ImportArgs {
     pub join_with: String,
     /// Finish an interrupted import: skip exactly the records its shards
     /// committed (read from the `ringpipe_checkpoint` table). The input,
-    /// shard count, part count and mapping must be the same as before (the
-    /// input is recognised by its size and its first and last MiB, so
-    /// resume only an unchanged file).
+    /// shard count, part count and mapping must be the same as before. The
+    /// input is recognised by its size and its first and last MiB; the
+    /// records committed are read again on the way and must give the same
+    /// rows, else the resume stops there (start over: rows of other shards
+    /// read before that point may have been written).
     /// Idempotent: with no checkpoint it starts the import (part), and for
     /// one that finished it exits 0 saying "already complete".
     #[arg(help_heading = "Reliability", long, conflicts_with = "dry_run")]

@@ -113,6 +113,11 @@ where
         starts
     };
     assert_eq!(starts([0, 1]), [1], "{input}: {stored:?}");
+    // And the digest of its rows, which the resume below checks.
+    assert!(
+        stored.iter().all(|c| c.rows_crc.is_some()),
+        "{input}: {stored:?}"
+    );
     let second = starts([2, 3]);
     assert!(
         second.len() == 1 && second[0] > 2_500,

@@ -195,10 +195,17 @@ fn resume_refuses_checkpoints_that_put_a_region_elsewhere() {
              WHERE target_table = '{table}' AND region_start > 1"
         ))
     };
-    // Killed once the second region has committed.
+    let first_region_through = || {
+        query_one(&format!(
+            "SELECT COALESCE(MAX(last_record), 0) FROM ringpipe_checkpoint \
+             WHERE target_table = '{table}' AND region_start = 1"
+        ))
+    };
+    // Killed once the second region has committed, and the first past
+    // record 5,000 (beyond the file's first MiB).
     let mut child = spawn_import(&file, table, &["--shards", "2"]);
     let deadline = Instant::now() + Duration::from_secs(60);
-    while later_regions() == 0 && Instant::now() < deadline {
+    while (later_regions() == 0 || first_region_through() < 5_000) && Instant::now() < deadline {
         assert!(
             child.try_wait().unwrap().is_none(),
             "the import ended before its second region committed"
@@ -236,9 +243,37 @@ fn resume_refuses_checkpoints_that_put_a_region_elsewhere() {
         stderr(&moved)
     );
     shift(-1);
+    // The file edited in a committed record without changing its size or
+    // its ends, which is all the fingerprint reads: the resume reads the
+    // record again and refuses, naming the change.
+    let original = std::fs::read(&file).unwrap();
+    let at = find(&original, b"SKU-000004000-");
+    assert!(
+        at > 1 << 20,
+        "past the first MiB, which the fingerprint reads"
+    );
+    let mut edited = original.clone();
+    edited[at] = b'T';
+    std::fs::write(&file, &edited).unwrap();
+    let changed = resume();
+    assert_eq!(changed.status.code(), Some(2), "{}", stderr(&changed));
+    assert!(
+        stderr(&changed).contains("changed since the interrupted import"),
+        "{}",
+        stderr(&changed)
+    );
+    std::fs::write(&file, &original).unwrap();
     let finished = resume();
     assert!(finished.status.success(), "{}", stderr(&finished));
     assert_eq!(count(table), 60_000);
+}
+
+/// Where `needle` first occurs in `haystack`.
+fn find(haystack: &[u8], needle: &[u8]) -> usize {
+    haystack
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .expect("the needle is there")
 }
 
 #[test]

@@ -143,6 +143,7 @@ fn load_shard(target: &PreparedTarget, shard: usize, connections: usize, rows: u
             shard: 0,
             last_record: 0,
             region_start: 1,
+            rows_crc: None,
         };
         sink.commit(&checkpoint).expect("commit");
     }

@@ -33,13 +33,15 @@ use crate::{MysqlError, SinkConfig};
 pub const CHECKPOINT_TABLE: &str = "ringpipe_checkpoint";
 
 /// What one commit of a shard records: the shard, its region's first
-/// record, the last record of the batch and how many records it held.
+/// record, the last record of the batch, how many records it held, and
+/// the digest of every row the shard committed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Progress {
     pub(crate) shard: usize,
     pub(crate) region_start: u64,
     pub(crate) last_record: u64,
     pub(crate) records: u64,
+    pub(crate) rows_crc: Option<u32>,
 }
 
 /// The statement recording `progress` of `identity` into `table`.
@@ -51,7 +53,7 @@ pub(crate) fn record_sql(
 ) -> String {
     let mut sql = String::from(
         "INSERT INTO `ringpipe_checkpoint` (target_table, input, part, parts, shard, shards, \
-         region_start, last_record, records, mapping) VALUES (",
+         region_start, last_record, records, rows_crc, mapping) VALUES (",
     );
     push_literal(&mut sql, table, no_backslash_escapes);
     sql.push_str(", ");
@@ -62,9 +64,11 @@ pub(crate) fn record_sql(
         region_start,
         last_record,
         records,
+        rows_crc,
     } = progress;
+    let rows_crc = rows_crc.map_or_else(|| "NULL".to_owned(), |crc| crc.to_string());
     sql.push_str(&format!(
-        ", {index}, {count}, {shard}, {}, {region_start}, {last_record}, {records}, ",
+        ", {index}, {count}, {shard}, {}, {region_start}, {last_record}, {records}, {rows_crc}, ",
         identity.shards
     ));
     push_literal(&mut sql, &identity.mapping, no_backslash_escapes);
@@ -72,7 +76,7 @@ pub(crate) fn record_sql(
         ") ON DUPLICATE KEY UPDATE last_record = VALUES(last_record), \
          records = records + VALUES(records), parts = VALUES(parts), \
          shards = VALUES(shards), region_start = VALUES(region_start), \
-         mapping = VALUES(mapping)",
+         rows_crc = VALUES(rows_crc), mapping = VALUES(mapping)",
     );
     sql
 }
@@ -139,11 +143,23 @@ fn checkpoint_session(opts: &Opts) -> Result<Session, MysqlError> {
 fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError> {
     let mut session = checkpoint_session(opts)?;
     let conn = session.conn.driver()?;
-    type Columns = (String, u32, u32, u32, u32, u64, u64, u64, bool, String);
+    type Columns = (
+        String,
+        u32,
+        u32,
+        u32,
+        u32,
+        u64,
+        u64,
+        u64,
+        Option<u64>,
+        bool,
+        String,
+    );
     let rows: Vec<Columns> = conn
         .exec(
             "SELECT input, part, parts, shard, shards, region_start, last_record, records, \
-             complete, mapping FROM `ringpipe_checkpoint` WHERE target_table = ? \
+             rows_crc, complete, mapping FROM `ringpipe_checkpoint` WHERE target_table = ? \
              ORDER BY input, part, shard",
             (table,),
         )
@@ -157,9 +173,10 @@ fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError>
         region_start,
         last_record,
         records,
+        rows_crc,
         complete,
         mapping,
-    )| {
+    ): Columns| {
         ShardCheckpoint {
             checkpoint: StoredCheckpoint {
                 identity: ImportIdentity {
@@ -171,6 +188,8 @@ fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError>
                 shard: shard as usize,
                 last_record,
                 region_start,
+                // A value no digest has (hand-edited) reads as not known.
+                rows_crc: rows_crc.and_then(|crc| u32::try_from(crc).ok()),
                 complete,
             },
             records,
@@ -262,9 +281,19 @@ mod tests {
             region_start: 51,
             last_record: 99,
             records: 7,
+            rows_crc: Some(4_000_000_000),
         };
         let sql = record_sql("t", progress, &identity, true);
         assert!(sql.contains("'a''b'"), "{sql}");
-        assert!(sql.contains(", 3, 4, 1, 2, 51, 99, 7, "), "{sql}");
+        assert!(
+            sql.contains(", 3, 4, 1, 2, 51, 99, 7, 4000000000, "),
+            "{sql}"
+        );
+        let unknown = Progress {
+            rows_crc: None,
+            ..progress
+        };
+        let sql = record_sql("t", unknown, &identity, true);
+        assert!(sql.contains(", 99, 7, NULL, "), "{sql}");
     }
 }

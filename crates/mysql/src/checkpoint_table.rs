@@ -7,7 +7,8 @@
 //! each other's progress. `region_start` is the first record of the
 //! shard's region, which a resume checks its own split against (0: not
 //! known). `complete` marks a part that finished (every shard row of it is
-//! set at once); `records` counts the records the shard committed. The
+//! set at once); `records` counts the records the shard committed, and
+//! `rows_crc` is the digest of their rows (NULL: not known). The
 //! table keeps a primary key through every shape (Galera replicates only
 //! tables with one).
 
@@ -28,6 +29,7 @@ const CREATE: &str = "CREATE TABLE IF NOT EXISTS `ringpipe_checkpoint` (
   region_start BIGINT NOT NULL DEFAULT 0,
   last_record BIGINT NOT NULL,
   records BIGINT NOT NULL DEFAULT 0,
+  rows_crc BIGINT NULL,
   complete BOOLEAN NOT NULL DEFAULT FALSE,
   mapping TEXT NOT NULL,
   updated TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
@@ -56,6 +58,10 @@ const MIGRATE: [&str; 2] = [
 const ADD_REGION_START: &str = "ALTER TABLE `ringpipe_checkpoint`
        ADD COLUMN region_start BIGINT NOT NULL DEFAULT 0 AFTER shards";
 
+/// The shape without row digests: its rows get NULL (not known).
+const ADD_ROWS_CRC: &str = "ALTER TABLE `ringpipe_checkpoint`
+       ADD COLUMN rows_crc BIGINT NULL AFTER records";
+
 /// Creates the checkpoint table if needed, or migrates one of an earlier
 /// shape.
 pub(crate) fn ensure_table(conn: &mut Conn) -> Result<(), MysqlError> {
@@ -66,6 +72,9 @@ pub(crate) fn ensure_table(conn: &mut Conn) -> Result<(), MysqlError> {
     }
     if !has_column(conn, "region_start")? {
         migrate(conn, &[ADD_REGION_START], "region_start")?;
+    }
+    if !has_column(conn, "rows_crc")? {
+        migrate(conn, &[ADD_ROWS_CRC], "rows_crc")?;
     }
     Ok(())
 }

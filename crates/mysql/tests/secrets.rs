@@ -110,6 +110,7 @@ fn batch(
         shard: 0,
         last_record: 0,
         region_start: 1,
+        rows_crc: None,
     })
 }
 

@@ -107,6 +107,22 @@ pub enum ResumeError {
     /// Nothing from the first such record on was written.
     #[error("the input is split into regions elsewhere than its checkpoints record: {0}")]
     Split(String),
+    /// The records a shard committed read differently now: the input
+    /// changed since the interrupted import (an edit that kept its size
+    /// and its first and last MiB, which the fingerprint reads). The
+    /// import stops at that shard's last committed record; rows of other
+    /// shards read before it may have been written, so the import must
+    /// start over.
+    #[error(
+        "the records shard {shard} committed up to record {record} are not the same in \
+         the input now: it changed since the interrupted import"
+    )]
+    InputChanged {
+        /// The shard, numbered across the import.
+        shard: usize,
+        /// The last record it committed.
+        record: u64,
+    },
     /// The input cannot be recognised again (a pipe or stdin).
     #[error("resuming needs an input that can be read again, not a pipe")]
     NoCheckpoints,
@@ -152,7 +168,7 @@ where
             RunError::Ring(RingError::Failed(failure)) => Self::from_handler(failure.error),
             RunError::Ring(other) => ImportError::Ring(other.to_string()),
             RunError::Build(error) => ImportError::Ring(error.to_string()),
-            RunError::Split(error) => ImportError::Resume(*error),
+            RunError::Resume(error) => ImportError::Resume(*error),
             RunError::Stopped => ImportError::Ring("stopped with no region failing".into()),
         }
     }

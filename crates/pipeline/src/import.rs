@@ -216,12 +216,13 @@ impl<T: Target> Import<T> {
         };
         let plan = self.plan(regions.len()).map_err(failed)?;
         let (start, neighbours) = self.start(plan.identity.as_deref()).map_err(failed)?;
-        let (last_record, region_start) = match start {
-            Start::Fresh => (Vec::new(), Vec::new()),
+        let (last_record, region_start, rows_crc) = match start {
+            Start::Fresh => (Vec::new(), Vec::new(), Vec::new()),
             Start::After {
                 last_record,
                 region_start,
-            } => (last_record, region_start),
+                rows_crc,
+            } => (last_record, region_start, rows_crc),
             Start::Complete => return Ok(self.complete_summary()),
         };
         let stored = (&last_record[..], &region_start[..]);
@@ -236,11 +237,9 @@ impl<T: Target> Import<T> {
             .map(|(region, source)| {
                 let first = region * plan.each;
                 let resume = Resume {
-                    last_record: match last_record.is_empty() {
-                        true => Vec::new(),
-                        false => last_record[first..first + plan.each].to_vec(),
-                    },
+                    last_record: region_part(&last_record, first, plan.each),
                     split: checks[region],
+                    rows_crc: region_part(&rows_crc, first, plan.each),
                 };
                 let ownership = Ownership::new(plan.each, plan.block);
                 let identity = plan.identity.clone();
@@ -392,6 +391,15 @@ impl<T: Target> Import<T> {
 /// source's and the target's own error types (boxed: it is large).
 pub type ImportResult<S, T> =
     Result<RunSummary, Box<ImportFailure<<S as Source>::Error, TargetError<T>>>>;
+
+/// The `each` entries of `all` from `first` on (none when `all` is empty:
+/// a fresh run).
+fn region_part<T: Clone>(all: &[T], first: usize, each: usize) -> Vec<T> {
+    match all.is_empty() {
+        true => Vec::new(),
+        false => all[first..first + each].to_vec(),
+    }
+}
 
 /// How an import's shards and records are laid out.
 struct Plan {

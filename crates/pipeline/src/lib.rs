@@ -13,6 +13,7 @@
 //! reads back and clears the checkpoints.
 
 pub mod canonical;
+mod digest;
 mod doctor;
 mod error;
 mod identity;

@@ -9,10 +9,13 @@ pub(crate) enum Start {
     /// No checkpoint of this part: start it as a fresh import would.
     Fresh,
     /// Continue after the checkpoints: per shard, the last record
-    /// committed (0: none) and its region's first record (0: not known).
+    /// committed (0: none), its region's first record (0: not known) and
+    /// the digest of its rows (`Some(0)`: none committed; `None`: not
+    /// known).
     After {
         last_record: Vec<u64>,
         region_start: Vec<u64>,
+        rows_crc: Vec<Option<u32>>,
     },
     /// The part finished: nothing to do.
     Complete,
@@ -46,11 +49,13 @@ pub(crate) fn start_point(
     }
     let mut last_record = vec![0; identity.shards as usize];
     let mut region_start = vec![0; identity.shards as usize];
+    let mut rows_crc = vec![Some(0); identity.shards as usize];
     for checkpoint in mine {
         match last_record.get_mut(checkpoint.shard) {
             Some(last) => {
                 *last = checkpoint.last_record;
                 region_start[checkpoint.shard] = checkpoint.region_start;
+                rows_crc[checkpoint.shard] = checkpoint.rows_crc;
             }
             None => {
                 return Err(differs(
@@ -64,6 +69,7 @@ pub(crate) fn start_point(
     Ok(Start::After {
         last_record,
         region_start,
+        rows_crc,
     })
 }
 
@@ -129,6 +135,7 @@ mod tests {
             shard,
             last_record: last,
             region_start: 1,
+            rows_crc: Some(last as u32),
             complete,
         }
     }
@@ -144,6 +151,7 @@ mod tests {
             Start::After {
                 last_record: vec![0, 7],
                 region_start: vec![0, 1],
+                rows_crc: vec![Some(0), Some(7)],
             }
         );
         assert_eq!(start_point(&identity(p0, "a"), &[]).unwrap(), Start::Fresh);

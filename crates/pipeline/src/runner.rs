@@ -9,11 +9,12 @@ use ringpipe_ring::{
     RingHandle, WaitStrategy,
 };
 
+use crate::digest::RowsDigest;
 use crate::split_check::SplitCheck;
 use crate::stages::{ClearStage, RowEvent, RunState, SinkStage};
 use crate::summary::{summary, RunError, RunFailure};
 use crate::{
-    ImportIdentity, Ownership, Progress, RecordPosition, ResumeError, RunSummary, Sink, Source,
+    ImportIdentity, Ownership, Progress, RecordPosition, ResumeError, Row, RunSummary, Sink, Source,
 };
 
 /// Rows the source thread claims and publishes at a time.
@@ -43,14 +44,17 @@ pub(crate) struct Pipeline<S> {
     pub(crate) stop: Option<Arc<AtomicBool>>,
     /// Whether the source loop ended because `stop` was set.
     stopped_early: bool,
+    /// Per shard of this region: the digest of the committed records read
+    /// again so far, checked against `resume.rows_crc` at the last one.
+    reread: Vec<RowsDigest>,
 }
 
 /// Why a region's source loop stopped early.
 enum Stop<E> {
     /// The source failed.
     Source(E),
-    /// The record belongs to another region than in the resumed run.
-    Split(ResumeError),
+    /// The record does not match what the checkpoints record.
+    Resume(ResumeError),
 }
 
 /// What a resumed region knows of the run it continues (empty for a fresh
@@ -61,6 +65,17 @@ pub(crate) struct Resume {
     pub(crate) last_record: Vec<u64>,
     /// Where the earlier run split the input around this region.
     pub(crate) split: SplitCheck,
+    /// Per shard of this region: the digest of the rows it committed
+    /// (`None`: not known, so neither checked nor continued).
+    pub(crate) rows_crc: Vec<Option<u32>>,
+}
+
+impl Resume {
+    /// What shard `local` committed before: its digest, `Some(0)` (none)
+    /// for a fresh run.
+    fn committed_crc(&self, local: usize) -> Option<u32> {
+        self.rows_crc.get(local).copied().unwrap_or(Some(0))
+    }
 }
 
 /// How every region of an import runs.
@@ -95,6 +110,7 @@ impl<S: Source> Pipeline<S> {
             identity,
             stop: None,
             stopped_early: false,
+            reread: vec![RowsDigest::after(0); ownership.shards()],
         }
     }
 
@@ -129,7 +145,7 @@ impl<S: Source> Pipeline<S> {
             match make_sink(shard) {
                 Ok(sink) => sinks.push(SinkStage::new(
                     sink,
-                    shard,
+                    (shard, self.resume.committed_crc(local)),
                     self.identity.clone(),
                     self.settings.retry_for,
                     Arc::clone(&state),
@@ -214,7 +230,7 @@ impl<S: Source> Pipeline<S> {
                         return;
                     }
                     if let Err(split) = self.resume.split.check(record, rows_read == 0) {
-                        outcome = Err(Stop::Split(split));
+                        outcome = Err(Stop::Resume(split));
                         return;
                     }
                     if rows_read == 0 {
@@ -224,6 +240,12 @@ impl<S: Source> Pipeline<S> {
                         state.region_start.store(record, Ordering::Relaxed);
                     }
                     skip = self.ownership.committed(record, &self.resume.last_record);
+                    if skip {
+                        if let Err(changed) = self.reread(record, &event.row) {
+                            outcome = Err(Stop::Resume(changed));
+                            return;
+                        }
+                    }
                     event.filled = !skip;
                 });
                 match outcome {
@@ -235,10 +257,12 @@ impl<S: Source> Pipeline<S> {
                         let last =
                             (rows_read > 0).then(|| self.source.records_before() + rows_read);
                         let ended = self.resume.split.finish(last);
-                        end = Some(ended.map_err(|e| RunError::Split(Box::new(e))));
+                        end = Some(ended.map_err(|e| RunError::Resume(Box::new(e))));
                     }
                     Err(Stop::Source(error)) => end = Some(Err(RunError::Source(Box::new(error)))),
-                    Err(Stop::Split(error)) => end = Some(Err(RunError::Split(Box::new(error)))),
+                    Err(Stop::Resume(error)) => {
+                        end = Some(Err(RunError::Resume(Box::new(error))));
+                    }
                 }
             }
             drop(claim);
@@ -297,6 +321,27 @@ impl<S: Source> Pipeline<S> {
                 keep_bytes: settings.keep_bytes,
             })
             .start()
+    }
+
+    /// Adds a committed record, read again, to its shard's digest; at the
+    /// shard's last committed record, checks the digest against the one
+    /// the checkpoint stored.
+    fn reread(&mut self, record: u64, row: &Row) -> Result<(), ResumeError> {
+        let local = self.ownership.shard_of(record);
+        let Some(stored) = self.resume.rows_crc.get(local).copied().flatten() else {
+            return Ok(()); // not known: nothing to check
+        };
+        let digest = &mut self.reread[local];
+        digest.add(row);
+        match self.resume.last_record.get(local) {
+            Some(&last) if last == record && digest.value() != stored => {
+                Err(ResumeError::InputChanged {
+                    shard: self.first_shard + local,
+                    record,
+                })
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Whether a sibling pipeline of the same run failed.

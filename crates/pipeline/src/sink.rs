@@ -138,6 +138,13 @@ pub struct Checkpoint<'a> {
     /// so that a resume can refuse to split the input elsewhere
     /// ([`ResumeError::Split`](crate::ResumeError::Split)).
     pub region_start: u64,
+    /// The CRC-32 of every row this shard has committed in this import, in
+    /// record order, this batch's included; `None` when not known (a shard
+    /// resumed from a checkpoint stored without it). A resumable target
+    /// stores it ([`StoredCheckpoint::rows_crc`](crate::StoredCheckpoint::rows_crc))
+    /// so that a resume can refuse an input whose committed records changed
+    /// ([`ResumeError::InputChanged`](crate::ResumeError::InputChanged)).
+    pub rows_crc: Option<u32>,
 }
 
 /// Says whether the operation that failed may succeed if repeated.

@@ -319,6 +319,7 @@ mod tests {
             shard: 0,
             last_record,
             region_start,
+            rows_crc: None,
             complete: false,
         }
     }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use ringpipe_ring::{EventHandler, EventHandlerMut, HandlerError};
 
+use crate::digest::RowsDigest;
 use crate::{Checkpoint, ImportIdentity, Retryable, Row, Sink};
 
 /// A ring slot of an import: a reused row, and whether it holds a record to
@@ -77,6 +78,10 @@ pub(crate) struct SinkStage<K> {
     pending: u64,
     /// The record number of the last row written.
     last_record: u64,
+    /// The digest of the rows committed (`None`: not known).
+    committed_crc: Option<u32>,
+    /// That digest continued with the open batch's rows.
+    batch_crc: Option<RowsDigest>,
     /// When the current batch first failed retryably.
     failing_since: Option<Instant>,
     /// How long a batch may keep failing retryably before it fails for good.
@@ -85,9 +90,11 @@ pub(crate) struct SinkStage<K> {
 }
 
 impl<K: Sink> SinkStage<K> {
+    /// The stage of `shard`, whose earlier commits' rows digest to
+    /// `committed_crc` (`Some(0)`: none; `None`: not known).
     pub(crate) fn new(
         sink: K,
-        shard: usize,
+        (shard, committed_crc): (usize, Option<u32>),
         identity: Option<Arc<ImportIdentity>>,
         retry_for: Duration,
         state: Arc<RunState>,
@@ -99,6 +106,8 @@ impl<K: Sink> SinkStage<K> {
             open: false,
             pending: 0,
             last_record: 0,
+            committed_crc,
+            batch_crc: None,
             failing_since: None,
             retry_for,
             state,
@@ -137,8 +146,12 @@ impl<K: Sink> SinkStage<K> {
         if !self.open {
             self.sink.begin()?;
             self.open = true;
+            self.batch_crc = self.committed_crc.map(RowsDigest::after);
         }
         self.sink.write(row)?;
+        if let Some(digest) = &mut self.batch_crc {
+            digest.add(row);
+        }
         self.pending += 1;
         self.last_record = row.position().record;
         Ok(())
@@ -152,8 +165,10 @@ impl<K: Sink> SinkStage<K> {
             // Relaxed: stored before the first record was published, and
             // this shard has taken at least one record since.
             region_start: self.state.region_start.load(Ordering::Relaxed),
+            rows_crc: self.batch_crc.as_ref().map(RowsDigest::value),
         };
         self.sink.commit(&checkpoint)?;
+        self.committed_crc = checkpoint.rows_crc;
         let diverted = self.sink.last_commit_diverted().min(self.pending);
         // Relaxed: counters (see `RunState`).
         let state = &self.state;

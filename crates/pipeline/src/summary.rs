@@ -59,9 +59,10 @@ pub(crate) enum RunError {
     Sink(Box<Failure>),
     /// A sink's final `close` failed.
     SinkClose(ShardError),
-    /// The source's records fall into other regions than in the run being
-    /// resumed; nothing from that point on was written.
-    Split(Box<ResumeError>),
+    /// The source's records fall into other regions than the checkpoints
+    /// record, or differ from what was committed; nothing from that point
+    /// on was written.
+    Resume(Box<ResumeError>),
     /// The ring itself failed (a thread panicked outside a handler).
     Ring(RingError),
     /// The ring could not be started.

@@ -102,6 +102,10 @@ pub struct StoredCheckpoint {
     /// before region starts were kept, or a completion marker of a shard
     /// that committed nothing), which a resume does not check.
     pub region_start: u64,
+    /// The digest of the rows the shard committed
+    /// ([`Checkpoint::rows_crc`]); `None` when not known (stored before
+    /// digests were kept), which a resume does not check.
+    pub rows_crc: Option<u32>,
     /// Whether the import's part finished ([`Target::mark_complete`]).
     pub complete: bool,
 }

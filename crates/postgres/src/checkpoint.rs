@@ -44,16 +44,17 @@ pub(crate) fn session(
 
 /// The upsert recording a shard's progress: parameters target_table,
 /// input, part, parts, shard, shards, last_record, records (of this
-/// batch), mapping, region_start.
+/// batch), mapping, region_start, rows_crc.
 pub fn record_sql(checkpoints: &str) -> String {
     format!(
         "INSERT INTO {checkpoints} AS c (target_table, input, part, parts, shard, shards, \
-         last_record, records, mapping, region_start) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+         last_record, records, mapping, region_start, rows_crc) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
          ON CONFLICT (target_table, input, part, shard) DO UPDATE SET \
          last_record = EXCLUDED.last_record, records = c.records + EXCLUDED.records, \
          parts = EXCLUDED.parts, shards = EXCLUDED.shards, mapping = EXCLUDED.mapping, \
-         region_start = EXCLUDED.region_start, updated = now()"
+         region_start = EXCLUDED.region_start, rows_crc = EXCLUDED.rows_crc, \
+         updated = now()"
     )
 }
 
@@ -109,7 +110,8 @@ pub(crate) fn rows(
 ) -> Result<Vec<ShardCheckpoint>, PgError> {
     let sql = format!(
         "SELECT input, part, parts, shard, shards, last_record, records, complete, mapping, \
-         region_start FROM {checkpoints} WHERE target_table = $1 ORDER BY input, part, shard"
+         region_start, rows_crc FROM {checkpoints} WHERE target_table = $1 \
+         ORDER BY input, part, shard"
     );
     let rows = client
         .query(&sql, &[&table])
@@ -131,6 +133,10 @@ pub(crate) fn rows(
                 shard: number(row, 3) as usize,
                 last_record: row.get::<_, i64>(5).max(0) as u64,
                 region_start: row.get::<_, i64>(9).max(0) as u64,
+                // A value no digest has (hand-edited) reads as not known.
+                rows_crc: row
+                    .get::<_, Option<i64>>(10)
+                    .and_then(|crc| u32::try_from(crc).ok()),
                 complete: row.get(7),
             },
             records: row.get::<_, i64>(6).max(0) as u64,

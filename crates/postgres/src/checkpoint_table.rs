@@ -7,7 +7,8 @@
 //! `region_start` is the first record of the shard's region, which a
 //! resume checks its own split against (0: not known); `complete` marks a
 //! part that finished (every shard row of it at once), `records` counts
-//! the records the shard committed (stored or set aside).
+//! the records the shard committed (stored or set aside), and `rows_crc`
+//! the digest of their rows (NULL: not known).
 
 use postgres::{Client, GenericClient};
 
@@ -28,6 +29,7 @@ pub(crate) fn ensure_table(client: &mut Client, checkpoints: &str) -> Result<(),
            region_start bigint NOT NULL DEFAULT 0,
            last_record bigint NOT NULL,
            records bigint NOT NULL DEFAULT 0,
+           rows_crc bigint,
            complete boolean NOT NULL DEFAULT false,
            mapping text NOT NULL,
            updated timestamptz NOT NULL DEFAULT now(),
@@ -43,17 +45,22 @@ pub(crate) fn ensure_table(client: &mut Client, checkpoints: &str) -> Result<(),
     if !has_column(client, checkpoints, "part")? {
         migrate(client, checkpoints)?;
     }
-    if !has_column(client, checkpoints, "region_start")? {
-        // The shape with parts but without region starts: its rows get 0
-        // (not known). Looked up first because the statement locks the
-        // table even when it has nothing to do; `IF NOT EXISTS` settles a
-        // race with another importer migrating at the same time.
-        client
-            .batch_execute(&format!(
-                "ALTER TABLE {checkpoints} \
-                   ADD COLUMN IF NOT EXISTS region_start bigint NOT NULL DEFAULT 0"
-            ))
-            .map_err(|e| PgError::server(e, "migrating the checkpoint table"))?;
+    // The shapes without region starts (their rows get 0, not known) or
+    // without row digests (NULL, not known). Each column is looked up
+    // first because the statement locks the table even when it has
+    // nothing to do; `IF NOT EXISTS` settles a race with another importer
+    // migrating at the same time.
+    for (column, definition) in [
+        ("region_start", "bigint NOT NULL DEFAULT 0"),
+        ("rows_crc", "bigint"),
+    ] {
+        if !has_column(client, checkpoints, column)? {
+            client
+                .batch_execute(&format!(
+                    "ALTER TABLE {checkpoints} ADD COLUMN IF NOT EXISTS {column} {definition}"
+                ))
+                .map_err(|e| PgError::server(e, "migrating the checkpoint table"))?;
+        }
     }
     Ok(())
 }

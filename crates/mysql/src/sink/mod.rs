@@ -47,6 +47,8 @@ pub struct MysqlSink {
     identity: Option<ImportIdentity>,
     /// The first record of this shard's region, stored with its checkpoints.
     region_start: u64,
+    /// The digest of the rows this shard committed, this batch's included.
+    rows_crc: Option<u32>,
     /// This sink's shard number, for logs.
     shard: usize,
     /// The live connection, `None` after it was lost.
@@ -83,6 +85,7 @@ impl MysqlSink {
         let mut sink = MysqlSink {
             identity: None,
             region_start: 0,
+            rows_crc: None,
             path: Path::new(target.path, &target.shape),
             batch: Batch::new(target.columns.len()),
             text: InsertEncoder::new(target.shape.clone(), usize::MAX, target.max_rows),
@@ -266,6 +269,7 @@ impl Sink for MysqlSink {
             self.identity = checkpoint.import.cloned();
         }
         self.region_start = checkpoint.region_start;
+        self.rows_crc = checkpoint.rows_crc;
         if self.batch.is_empty() {
             return Ok(());
         }

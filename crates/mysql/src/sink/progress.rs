@@ -20,6 +20,7 @@ impl MysqlSink {
             region_start: self.region_start,
             last_record: self.batch.last_record(),
             records: self.batch.len() as u64,
+            rows_crc: self.rows_crc,
         };
         Ok(Some(checkpoint::record_sql(
             &self.target.table_name,

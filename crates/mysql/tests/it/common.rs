@@ -145,6 +145,7 @@ pub fn commit(sink: &mut MysqlSink) -> Result<(), MysqlError> {
         shard: 0,
         last_record: 0,
         region_start: 1,
+        rows_crc: None,
     };
     sink.commit(&checkpoint)
 }

@@ -91,6 +91,7 @@ fn run(table: &str, path: WritePath, fault: Fault, when: When) -> Outcome {
                     shard: 0,
                     last_record,
                     region_start: 1,
+                    rows_crc: None,
                 };
                 match sink.commit(&checkpoint) {
                     Ok(()) => break,

@@ -20,6 +20,8 @@ pub struct Numbers {
     to: u64,
     pub fail_at: Option<u64>,
     pub panics: bool,
+    /// A record whose name reads differently: an input edited since.
+    pub changed: Option<u64>,
 }
 
 /// One region of the input `1..=total` split into `regions` equal parts.
@@ -31,6 +33,7 @@ pub fn region(from: u64, to: u64) -> Numbers {
         to,
         fail_at: None,
         panics: false,
+        changed: None,
     }
 }
 
@@ -63,6 +66,9 @@ impl Source for Numbers {
         row.clear();
         row.set(0, &self.next.to_string());
         row.value_mut(1).push_str(&format!("row-{}", self.next));
+        if self.changed == Some(self.next) {
+            row.value_mut(1).push_str(" (edited)");
+        }
         Ok(self.next <= self.to)
     }
 }
@@ -208,6 +214,7 @@ impl Target for Memory {
                 shard,
                 last_record: 0,
                 region_start: 0,
+                rows_crc: None,
                 complete: true,
             };
             store.checkpoints.entry(key).or_insert(marker).complete = true;
@@ -262,6 +269,7 @@ impl Sink for MemorySink {
                 shard: self.shard,
                 last_record: checkpoint.last_record,
                 region_start: checkpoint.region_start,
+                rows_crc: checkpoint.rows_crc,
                 complete: false,
             };
             let key = (identity.input.clone(), identity.part.index, self.shard);

@@ -111,7 +111,8 @@ impl PgSink {
     ) -> Result<(), PgError> {
         if let Some(import) = checkpoint.import {
             let Part { index, count } = import.part;
-            let params: [&(dyn ToSql + Sync); 10] = [
+            let rows_crc = checkpoint.rows_crc.map(i64::from);
+            let params: [&(dyn ToSql + Sync); 11] = [
                 &self.plan.table,
                 &import.input,
                 &(index as i32),
@@ -122,6 +123,7 @@ impl PgSink {
                 &(records as i64),
                 &import.mapping,
                 &(checkpoint.region_start as i64),
+                &rows_crc,
             ];
             self.client
                 .execute(self.plan.record.as_str(), &params)
