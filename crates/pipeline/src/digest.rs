@@ -15,33 +15,44 @@ use crate::Row;
 
 /// The running digest of one shard's rows.
 #[derive(Debug, Clone)]
-pub(crate) struct RowsDigest(crc32fast::Hasher);
+pub(crate) struct RowsDigest {
+    crc: crc32fast::Hasher,
+    /// One row's encoding, hashed in one call: the CRC's vector path needs
+    /// long runs, and a row's values are mostly short.
+    scratch: Vec<u8>,
+}
 
 impl RowsDigest {
     /// Continues the digest `committed` of the rows before (0: none).
     pub(crate) fn after(committed: u32) -> Self {
-        RowsDigest(crc32fast::Hasher::new_with_initial(committed))
+        RowsDigest {
+            crc: crc32fast::Hasher::new_with_initial(committed),
+            scratch: Vec::new(),
+        }
     }
 
     /// Adds `row`: for each column a tag (0 NULL, 1 text, 2 binary), then
     /// for a value its length (8 bytes, little-endian) and its bytes.
     pub(crate) fn add(&mut self, row: &Row) {
+        self.scratch.clear();
         for value in row.values() {
             match value {
-                None => self.0.update(&[0]),
+                None => self.scratch.push(0),
                 Some(value) => {
                     let bytes = value.as_bytes();
-                    self.0.update(&[1 + u8::from(value.is_binary())]);
-                    self.0.update(&(bytes.len() as u64).to_le_bytes());
-                    self.0.update(bytes);
+                    self.scratch.push(1 + u8::from(value.is_binary()));
+                    self.scratch
+                        .extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+                    self.scratch.extend_from_slice(bytes);
                 }
             }
         }
+        self.crc.update(&self.scratch);
     }
 
     /// The digest of every row added so far, and of those before.
     pub(crate) fn value(&self) -> u32 {
-        self.0.clone().finalize()
+        self.crc.clone().finalize()
     }
 }
 

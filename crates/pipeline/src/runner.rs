@@ -145,7 +145,11 @@ impl<S: Source> Pipeline<S> {
             match make_sink(shard) {
                 Ok(sink) => sinks.push(SinkStage::new(
                     sink,
-                    (shard, self.resume.committed_crc(local)),
+                    // Without checkpoints there is nothing to digest for.
+                    (
+                        shard,
+                        self.identity.as_ref().and(self.resume.committed_crc(local)),
+                    ),
                     self.identity.clone(),
                     self.settings.retry_for,
                     Arc::clone(&state),
