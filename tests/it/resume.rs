@@ -235,19 +235,16 @@ fn resume_refuses_checkpoints_that_put_a_region_elsewhere() {
         )
     };
     shift(1);
-    let moved = resume();
-    assert_eq!(moved.status.code(), Some(2), "{}", stderr(&moved));
-    assert!(
-        stderr(&moved).contains("split into regions elsewhere than its checkpoints record"),
-        "{}",
-        stderr(&moved)
+    refused(
+        &resume(),
+        "split into regions elsewhere than its checkpoints record",
     );
     shift(-1);
     // The file edited in a committed record without changing its size or
     // its ends, which is all the fingerprint reads: the resume reads the
     // record again and refuses, naming the change.
     let original = std::fs::read(&file).unwrap();
-    let at = find(&original, b"SKU-000004000-");
+    let at = memchr::memmem::find(&original, b"SKU-000004000-").expect("record 4000");
     assert!(
         at > 1 << 20,
         "past the first MiB, which the fingerprint reads"
@@ -255,25 +252,17 @@ fn resume_refuses_checkpoints_that_put_a_region_elsewhere() {
     let mut edited = original.clone();
     edited[at] = b'T';
     std::fs::write(&file, &edited).unwrap();
-    let changed = resume();
-    assert_eq!(changed.status.code(), Some(2), "{}", stderr(&changed));
-    assert!(
-        stderr(&changed).contains("changed since the interrupted import"),
-        "{}",
-        stderr(&changed)
-    );
+    refused(&resume(), "changed since the interrupted import");
     std::fs::write(&file, &original).unwrap();
     let finished = resume();
     assert!(finished.status.success(), "{}", stderr(&finished));
     assert_eq!(count(table), 60_000);
 }
 
-/// Where `needle` first occurs in `haystack`.
-fn find(haystack: &[u8], needle: &[u8]) -> usize {
-    haystack
-        .windows(needle.len())
-        .position(|w| w == needle)
-        .expect("the needle is there")
+/// Checks that `output` is a refusal (exit 2) whose message says `why`.
+fn refused(output: &std::process::Output, why: &str) {
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(output));
+    assert!(stderr(output).contains(why), "{}", stderr(output));
 }
 
 #[test]
