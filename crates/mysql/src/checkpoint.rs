@@ -177,7 +177,20 @@ fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError>
         complete,
         mapping,
     ): Columns| {
-        ShardCheckpoint {
+        // A value no digest has (hand-edited) is refused: read as "not
+        // known" it would turn the resume's check off.
+        let rows_crc = match rows_crc.map(u32::try_from) {
+            None => None,
+            Some(Ok(crc)) => Some(crc),
+            Some(Err(_)) => {
+                return Err(MysqlError::Config(format!(
+                    "the checkpoint of shard {shard} of {input:?} holds a rows_crc \
+                     no digest has ({})",
+                    rows_crc.unwrap_or_default()
+                )))
+            }
+        };
+        Ok(ShardCheckpoint {
             checkpoint: StoredCheckpoint {
                 identity: ImportIdentity {
                     input,
@@ -188,14 +201,13 @@ fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError>
                 shard: shard as usize,
                 last_record,
                 region_start,
-                // A value no digest has (hand-edited) reads as not known.
-                rows_crc: rows_crc.and_then(|crc| u32::try_from(crc).ok()),
+                rows_crc,
                 complete,
             },
             records,
-        }
+        })
     };
-    Ok(rows.into_iter().map(row).collect())
+    rows.into_iter().map(row).collect()
 }
 
 /// Every checkpoint stored for `table`.

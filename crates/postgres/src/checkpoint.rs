@@ -117,31 +117,41 @@ pub(crate) fn rows(
         .query(&sql, &[&table])
         .map_err(|e| PgError::server(e, "reading the checkpoints"))?;
     let number = |row: &postgres::Row, i| row.get::<_, i32>(i).max(0) as u32;
-    Ok(rows
-        .iter()
-        .map(|row| ShardCheckpoint {
-            checkpoint: StoredCheckpoint {
-                identity: ImportIdentity {
-                    input: row.get(0),
-                    part: Part {
-                        index: number(row, 1),
-                        count: number(row, 2),
+    // A digest out of range (hand-edited) is refused: read as "not known"
+    // it would turn the resume's check off.
+    let digest = |row: &postgres::Row| match row.get::<_, Option<i64>>(10) {
+        None => Ok(None),
+        Some(crc) => u32::try_from(crc).map(Some).map_err(|_| {
+            PgError::Config(format!(
+                "the checkpoint of shard {} of {:?} holds a rows_crc no digest has ({crc})",
+                number(row, 3),
+                row.get::<_, String>(0)
+            ))
+        }),
+    };
+    rows.iter()
+        .map(|row| {
+            Ok(ShardCheckpoint {
+                checkpoint: StoredCheckpoint {
+                    identity: ImportIdentity {
+                        input: row.get(0),
+                        part: Part {
+                            index: number(row, 1),
+                            count: number(row, 2),
+                        },
+                        shards: number(row, 4),
+                        mapping: row.get(8),
                     },
-                    shards: number(row, 4),
-                    mapping: row.get(8),
+                    shard: number(row, 3) as usize,
+                    last_record: row.get::<_, i64>(5).max(0) as u64,
+                    region_start: row.get::<_, i64>(9).max(0) as u64,
+                    rows_crc: digest(row)?,
+                    complete: row.get(7),
                 },
-                shard: number(row, 3) as usize,
-                last_record: row.get::<_, i64>(5).max(0) as u64,
-                region_start: row.get::<_, i64>(9).max(0) as u64,
-                // A value no digest has (hand-edited) reads as not known.
-                rows_crc: row
-                    .get::<_, Option<i64>>(10)
-                    .and_then(|crc| u32::try_from(crc).ok()),
-                complete: row.get(7),
-            },
-            records: row.get::<_, i64>(6).max(0) as u64,
+                records: row.get::<_, i64>(6).max(0) as u64,
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// Forgets every checkpoint of `table`.

@@ -132,7 +132,7 @@ fn a_checkpoint_table_of_the_old_shape_is_migrated_in_place() {
 
 #[test]
 fn a_checkpoint_table_without_region_starts_gains_them_as_not_known() {
-    let (_db, migrated) = migrated(
+    let (db, migrated) = migrated(
         "ringpipe_region_start",
         PARTS_SHAPE,
         "INSERT INTO ringpipe_checkpoint (target_table, input, shard, shards, last_record, mapping) \
@@ -140,6 +140,14 @@ fn a_checkpoint_table_without_region_starts_gains_them_as_not_known() {
     );
     let c = &migrated[0].checkpoint;
     assert_eq!((c.shard, c.last_record, c.region_start), (1, 77, 0));
+    assert_eq!(c.rows_crc, None, "not known before digests were kept");
+    // A digest no CRC-32 has is refused, not read as "not known".
+    let mut c = conn();
+    c.query_drop(format!("USE `{}`", db.0)).unwrap();
+    c.query_drop("UPDATE ringpipe_checkpoint SET rows_crc = 8589934592")
+        .unwrap();
+    let error = checkpoint_rows(&db.url(), "t").unwrap_err();
+    assert!(error.to_string().contains("no digest has"), "{error}");
 }
 
 #[test]

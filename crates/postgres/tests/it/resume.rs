@@ -202,6 +202,7 @@ fn pg_resume_an_old_checkpoint_table_is_migrated_in_place() {
             c.region_start, 0,
             "not known before region starts were kept"
         );
+        assert_eq!(c.rows_crc, None, "not known before digests were kept");
         assert_eq!(c.identity.part, ringpipe_pipeline::Part::WHOLE);
         assert_eq!((c.identity.input.as_str(), c.identity.shards), ("in", 2));
     }
@@ -214,6 +215,12 @@ fn pg_resume_an_old_checkpoint_table_is_migrated_in_place() {
         .unwrap()
         .get(0);
     assert_eq!(key, "PRIMARY KEY (target_table, input, part, shard)");
+    // A digest no CRC-32 has is refused, not read as "not known".
+    admin
+        .batch_execute("UPDATE pgsink_mig.ringpipe_checkpoint SET rows_crc = -1")
+        .unwrap();
+    let error = PgTarget::new(config.clone()).checkpoints().unwrap_err();
+    assert!(error.to_string().contains("no digest has"), "{error}");
     admin
         .batch_execute("DROP SCHEMA pgsink_mig CASCADE")
         .unwrap();
