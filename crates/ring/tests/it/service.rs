@@ -197,7 +197,9 @@ fn drain_keeps_the_ring_running_and_the_monitor_outlives_the_handle() {
 }
 
 /// Blocks in `on_event` until `release` is set; sets `entered` on the way
-/// in.
+/// in. Both flags carry nothing but themselves (Release on the store,
+/// Acquire on the load is more than they need, and says which side
+/// publishes).
 struct Stuck {
     release: Arc<AtomicBool>,
     entered: Arc<AtomicBool>,
