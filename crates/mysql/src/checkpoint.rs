@@ -156,7 +156,9 @@ fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError>
         bool,
         String,
     );
-    let rows: Vec<Columns> = conn
+    // Read as plain rows and converted here: the driver's typed read
+    // panics on a value out of its type (a negative count, hand-edited).
+    let rows: Vec<mysql::Row> = conn
         .exec(
             "SELECT input, part, parts, shard, shards, region_start, last_record, records, \
              rows_crc, complete, mapping FROM `ringpipe_checkpoint` WHERE target_table = ? \
@@ -176,7 +178,8 @@ fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError>
         rows_crc,
         complete,
         mapping,
-    ): Columns| {
+    ): Columns|
+     -> Result<ShardCheckpoint, MysqlError> {
         // A value no digest has (hand-edited) is refused: read as "not
         // known" it would turn the resume's check off.
         let rows_crc = match rows_crc.map(u32::try_from) {
@@ -207,7 +210,16 @@ fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError>
             records,
         })
     };
-    rows.into_iter().map(row).collect()
+    rows.into_iter()
+        .map(|stored| {
+            let columns = mysql::from_row_opt::<Columns>(stored).map_err(|e| {
+                MysqlError::Config(format!(
+                    "a checkpoint row of {table:?} holds a value out of range: {e}"
+                ))
+            })?;
+            row(columns)
+        })
+        .collect()
 }
 
 /// Every checkpoint stored for `table`.

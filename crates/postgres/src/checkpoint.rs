@@ -116,18 +116,30 @@ pub(crate) fn rows(
     let rows = client
         .query(&sql, &[&table])
         .map_err(|e| PgError::server(e, "reading the checkpoints"))?;
-    let number = |row: &postgres::Row, i| row.get::<_, i32>(i).max(0) as u32;
-    // A digest out of range (hand-edited) is refused: read as "not known"
-    // it would turn the resume's check off.
+    // A number out of its column's range (hand-edited) is refused, as the
+    // MySQL sink's unsigned reads refuse it: a negative `last_record` read
+    // as 0 would mean "nothing committed", a digest read as "not known"
+    // would turn the resume's check off.
+    let bad = |row: &postgres::Row, column: &str, value: i64| {
+        PgError::Config(format!(
+            "the checkpoint of shard {} of {:?} holds {column} {value}, out of range",
+            row.get::<_, i32>(3),
+            row.get::<_, String>(0)
+        ))
+    };
+    let number = |row: &postgres::Row, i: usize, column: &str| {
+        let value: i32 = row.get(i);
+        u32::try_from(value).map_err(|_| bad(row, column, value.into()))
+    };
+    let wide = |row: &postgres::Row, i: usize, column: &str| {
+        let value: i64 = row.get(i);
+        u64::try_from(value).map_err(|_| bad(row, column, value))
+    };
     let digest = |row: &postgres::Row| match row.get::<_, Option<i64>>(10) {
         None => Ok(None),
-        Some(crc) => u32::try_from(crc).map(Some).map_err(|_| {
-            PgError::Config(format!(
-                "the checkpoint of shard {} of {:?} holds a rows_crc no digest has ({crc})",
-                number(row, 3),
-                row.get::<_, String>(0)
-            ))
-        }),
+        Some(crc) => u32::try_from(crc)
+            .map(Some)
+            .map_err(|_| bad(row, "rows_crc", crc)),
     };
     rows.iter()
         .map(|row| {
@@ -136,19 +148,19 @@ pub(crate) fn rows(
                     identity: ImportIdentity {
                         input: row.get(0),
                         part: Part {
-                            index: number(row, 1),
-                            count: number(row, 2),
+                            index: number(row, 1, "part")?,
+                            count: number(row, 2, "parts")?,
                         },
-                        shards: number(row, 4),
+                        shards: number(row, 4, "shards")?,
                         mapping: row.get(8),
                     },
-                    shard: number(row, 3) as usize,
-                    last_record: row.get::<_, i64>(5).max(0) as u64,
-                    region_start: row.get::<_, i64>(9).max(0) as u64,
+                    shard: number(row, 3, "shard")? as usize,
+                    last_record: wide(row, 5, "last_record")?,
+                    region_start: wide(row, 9, "region_start")?,
                     rows_crc: digest(row)?,
                     complete: row.get(7),
                 },
-                records: row.get::<_, i64>(6).max(0) as u64,
+                records: wide(row, 6, "records")?,
             })
         })
         .collect()

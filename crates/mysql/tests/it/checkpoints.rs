@@ -148,6 +148,12 @@ fn a_checkpoint_table_without_region_starts_gains_them_as_not_known() {
         .unwrap();
     let error = checkpoint_rows(&db.url(), "t").unwrap_err();
     assert!(error.to_string().contains("no digest has"), "{error}");
+    // So is a negative record number, which read as 0 would mean "nothing
+    // committed" (and which the driver's typed read panics on).
+    c.query_drop("UPDATE ringpipe_checkpoint SET rows_crc = NULL, last_record = -5")
+        .unwrap();
+    let error = checkpoint_rows(&db.url(), "t").unwrap_err();
+    assert!(error.to_string().contains("out of range"), "{error}");
 }
 
 #[test]

@@ -158,7 +158,8 @@ fn a_resume_that_splits_the_input_elsewhere_is_refused_before_it_writes() {
     // only the first region could have committed), moved up (the first
     // region would take 501..=600, which the second committed), or was
     // not found (the first region reads to the end).
-    // (Moved down, either region may be the first to find it.)
+    // (Moved, either region may be the first to find it; it stops the
+    // other.)
     for (split, second_from, names) in [
         (
             400,
@@ -168,7 +169,14 @@ fn a_resume_that_splits_the_input_elsewhere_is_refused_before_it_writes() {
                 "region 0 ends at record 400",
             ][..],
         ),
-        (600, 600, &["region 0 reaches record 501"]),
+        (
+            600,
+            600,
+            &[
+                "region 0 reaches record 501",
+                "region 1 starts at record 601",
+            ],
+        ),
         (1_000, 1_000, &["region 0 reaches record 501"]),
     ] {
         let failure = import(&target, true, split, second_from).unwrap_err();

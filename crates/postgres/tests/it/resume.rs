@@ -220,7 +220,22 @@ fn pg_resume_an_old_checkpoint_table_is_migrated_in_place() {
         .batch_execute("UPDATE pgsink_mig.ringpipe_checkpoint SET rows_crc = -1")
         .unwrap();
     let error = PgTarget::new(config.clone()).checkpoints().unwrap_err();
-    assert!(error.to_string().contains("no digest has"), "{error}");
+    assert!(
+        error.to_string().contains("rows_crc -1, out of range"),
+        "{error}"
+    );
+    // So is a negative record number, which read as 0 would mean "nothing
+    // committed".
+    admin
+        .batch_execute(
+            "UPDATE pgsink_mig.ringpipe_checkpoint SET rows_crc = NULL, last_record = -5",
+        )
+        .unwrap();
+    let error = PgTarget::new(config.clone()).checkpoints().unwrap_err();
+    assert!(
+        error.to_string().contains("last_record -5, out of range"),
+        "{error}"
+    );
     admin
         .batch_execute("DROP SCHEMA pgsink_mig CASCADE")
         .unwrap();
