@@ -40,6 +40,9 @@ pub fn check_args(args: &ImportArgs) -> Result<(), CliError> {
     if !args.delimiter.is_ascii() {
         return usage("--delimiter must be one ASCII character");
     }
+    if matches!(args.delimiter, '"' | '\r' | '\n') {
+        return usage("--delimiter cannot be `\"`, CR or LF: they quote fields and end records");
+    }
     Ok(())
 }
 
@@ -106,7 +109,7 @@ pub fn jsonl(
 /// come from the arguments or the table); anything else an input error.
 fn text_error(error: TextError) -> CliError {
     match error {
-        TextError::Mapping { .. } => CliError::Usage(error.to_string()),
+        TextError::Mapping { .. } | TextError::Config { .. } => CliError::Usage(error.to_string()),
         error => CliError::Text(error),
     }
 }

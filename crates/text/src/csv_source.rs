@@ -1,4 +1,4 @@
-//! [`CsvSource`]: CSV with a header row, through `csv-core`.
+//! [`CsvSource`]: CSV with a header row.
 
 use std::io::BufRead;
 use std::path::Path;
@@ -18,11 +18,11 @@ use crate::{TextConfig, TextError};
 /// unquoted field equal to the null string is `NULL` (as in PostgreSQL's
 /// CSV format); empty lines are skipped.
 ///
-/// The parser is `csv-core`, the state machine under the `csv` crate: the
-/// `csv` crate does not say whether a field was quoted, which decides
-/// `NULL`, nor where each field starts.
+/// Records are split as `csv-core` (the `csv` crate's parser) splits them,
+/// keeping what the `csv` crate does not say: whether a field was quoted,
+/// which decides `NULL`, and where each field starts.
 pub struct CsvSource {
-    fields: Fields,
+    fields: Fields<Text>,
     /// Header fields per record.
     width: usize,
     /// Per header field, the column it fills.
@@ -56,6 +56,7 @@ impl CsvSource {
         config: TextConfig,
         regions: usize,
     ) -> Result<Vec<Self>, TextError> {
+        check_delimiter(&input::name(path), &config)?;
         let delimiter = config.delimiter;
         let scan: region::Scan = Box::new(move |reader, start, targets, found| {
             csv_fields::scan(delimiter, reader, start, targets, found)
@@ -86,7 +87,9 @@ impl CsvSource {
         input: impl Into<String>,
         config: TextConfig,
     ) -> Result<Self, TextError> {
-        let place = Place::new(input.into(), 0);
+        let input = input.into();
+        check_delimiter(&input, &config)?;
+        let place = Place::new(input, 0);
         Self::build(input::checked(reader, 0), place, config)
     }
 
@@ -101,35 +104,30 @@ impl CsvSource {
             config,
             place,
         };
+        // Record 0 is the header.
+        let read = source.fields.next_record(usize::MAX);
+        let read = read.map_err(|e| match source.field_error(e) {
+            TextError::Syntax {
+                record: _,
+                input,
+                line,
+                column,
+                expected,
+            } => TextError::Syntax {
+                input,
+                line,
+                column,
+                record: 0,
+                expected,
+            },
+            other => other,
+        });
         let mut header = Vec::new();
-        loop {
-            let next = source.fields.next();
-            // Record 0 is the header.
-            let next = next.map_err(|e| match source.field_error(e, header.len()) {
-                TextError::Syntax {
-                    record: _,
-                    input,
-                    line,
-                    column,
-                    expected,
-                } => TextError::Syntax {
-                    input,
-                    line,
-                    column,
-                    record: 0,
-                    expected,
-                },
-                other => other,
-            });
-            match next? {
-                None => break,
-                Some(end) => {
-                    let name = source.text(0, header.len())?.to_owned();
-                    header.push(name);
-                    if end {
-                        break;
-                    }
-                }
+        if read? {
+            let text = source.record_text(0)?;
+            for index in 0..source.fields.kept() {
+                let (name, _) = source.field(text, index, 0)?;
+                header.push(name.to_owned());
             }
         }
         source.fill = map_header(&header, &source.config, &source.place.input)?.into();
@@ -137,19 +135,47 @@ impl CsvSource {
         Ok(source)
     }
 
-    /// The last field's text (always UTF-8: the input is checked, and
-    /// unquoting removes only ASCII).
-    fn text(&self, record: u64, field: usize) -> Result<&str, TextError> {
-        std::str::from_utf8(self.fields.value()).map_err(|e| {
-            let line = self.fields.field_line();
-            let byte = self.fields.value()[e.valid_up_to()];
-            self.error(
-                line,
-                field as u64 + 1,
-                record,
-                format!("UTF-8 text, found byte {byte:#04x}"),
-            )
+    /// The current record's kept fields, back to back, as text. They are
+    /// UTF-8 (the input is checked, and fields start and end at ASCII
+    /// bytes); this checks them all the same, once per record, which is
+    /// cheaper than field by field and needs no `unsafe`.
+    fn record_text(&self, record: u64) -> Result<&str, TextError> {
+        let text = self.fields.text();
+        simdutf8::basic::from_utf8(text).map_err(|_| {
+            let at = simdutf8::compat::from_utf8(text)
+                .err()
+                .map_or(0, |e| e.valid_up_to());
+            self.not_utf8(at, record)
         })
+    }
+
+    /// Kept field `index` of the current record, whose fields' text is
+    /// `text`, and whether it was quoted.
+    fn field<'t>(
+        &self,
+        text: &'t str,
+        index: usize,
+        record: u64,
+    ) -> Result<(&'t str, bool), TextError> {
+        let (range, quoted, _) = self.fields.field_at(index);
+        let start = range.start;
+        match text.get(range) {
+            Some(value) => Ok((value, quoted)),
+            None => Err(self.not_utf8(start, record)),
+        }
+    }
+
+    /// The error for the byte at `at` of the current record's text, which
+    /// does not start a UTF-8 character.
+    fn not_utf8(&self, at: usize, record: u64) -> TextError {
+        let kept = self.fields.kept();
+        let field = (0..kept)
+            .find(|&i| self.fields.field_at(i).0.end > at)
+            .unwrap_or(kept.saturating_sub(1));
+        let line = self.fields.field_at(field).2;
+        let byte = self.fields.text()[at];
+        let expected = format!("UTF-8 text, found byte {byte:#04x}");
+        self.error(line, field as u64 + 1, record, expected)
     }
 
     fn error(&self, line: u64, column: u64, record: u64, expected: String) -> TextError {
@@ -162,15 +188,14 @@ impl CsvSource {
         }
     }
 
-    /// The error of field `field` (0-based) of the current record, which
-    /// could not be read.
-    fn field_error(&self, error: FieldError, field: usize) -> TextError {
-        // Before a record's first field, the record is the next one.
-        let record = self.place.records + u64::from(field == 0);
-        let (line, column) = (self.fields.line(), field as u64 + 1);
+    /// The error of the current record's field that could not be read.
+    fn field_error(&self, error: FieldError) -> TextError {
+        // The record being read is the one after the last counted.
+        let record = self.place.records + 1;
+        let column = self.fields.count() as u64 + 1;
         match error {
             FieldError::Io(e) => match NotUtf8::of(&e) {
-                Some(fault) => self.error(line, column, record, fault.to_string()),
+                Some(fault) => self.error(self.fields.line(), column, record, fault.to_string()),
                 None => TextError::Io {
                     input: self.place.input.clone(),
                     source: e,
@@ -191,39 +216,29 @@ impl CsvSource {
     /// Reads the next record into `row`; `Ok(false)` at the end of input.
     fn read(&mut self, row: &mut Row) -> Result<bool, TextError> {
         row.clear();
-        let mut field = 0;
-        loop {
-            let end = match self.fields.next().map_err(|e| self.field_error(e, field))? {
-                Some(end) => end,
-                None if field == 0 => return Ok(false),
-                // csv-core ends a record before the input; were it not to,
-                // the record ends here.
-                None => break,
-            };
-            if field == 0 {
-                self.place.records += 1;
-            }
-            if let Some(&Some(column)) = self.fill.get(field) {
-                let text = self.text(self.place.records, field)?;
-                let null =
-                    !self.fields.quoted() && self.config.null_string.as_deref() == Some(text);
-                if !null {
-                    row.set(column, text);
-                }
-            }
-            field += 1;
-            if end {
-                break;
-            }
+        let read = self.fields.next_record(self.width);
+        if !read.map_err(|e| self.field_error(e))? {
+            return Ok(false);
         }
+        self.place.records += 1;
+        let record = self.place.records;
         let (offset, line) = self.fields.record_at();
-        if field != self.width {
+        let found = self.fields.count();
+        if found != self.width {
             return Err(self.error(
                 line,
-                field.min(self.width) as u64 + 1,
-                self.place.records,
-                format!("{} fields as in the header, found {field}", self.width),
+                found.min(self.width) as u64 + 1,
+                record,
+                format!("{} fields as in the header, found {found}", self.width),
             ));
+        }
+        let text = self.record_text(record)?;
+        for (index, column) in self.fill.iter().enumerate() {
+            let Some(column) = *column else { continue };
+            let (value, quoted) = self.field(text, index, record)?;
+            if quoted || self.config.null_string.as_deref() != Some(value) {
+                row.set(column, value);
+            }
         }
         row.set_position(RecordPosition {
             record: self.place.records,
@@ -232,6 +247,20 @@ impl CsvSource {
             byte_offset: offset,
         });
         Ok(true)
+    }
+}
+
+/// Refuses a delimiter that quotes fields or ends records.
+fn check_delimiter(input: &str, config: &TextConfig) -> Result<(), TextError> {
+    match config.delimiter {
+        b'"' | b'\r' | b'\n' => Err(TextError::Config {
+            input: input.to_owned(),
+            why: format!(
+                "the delimiter cannot be {:?}: it quotes fields or ends records",
+                config.delimiter as char
+            ),
+        }),
+        _ => Ok(()),
     }
 }
 

@@ -26,6 +26,14 @@ pub enum TextError {
         /// What was expected, and what was found.
         expected: String,
     },
+    /// The configuration cannot read this format.
+    #[error("{input}: {why}")]
+    Config {
+        /// The input's name.
+        input: String,
+        /// What cannot be used.
+        why: String,
+    },
     /// The header or the fields do not fit the columns.
     #[error("{input}: {why}")]
     Mapping {

@@ -154,7 +154,7 @@ impl<R: Read> BufRead for Utf8Check<R> {
             (self.pos, self.valid) = (0, 0);
             let read = self.inner.read(&mut self.buf[self.filled..])?;
             self.filled += read;
-            match std::str::from_utf8(&self.buf[..self.filled]) {
+            match simdutf8::compat::from_utf8(&self.buf[..self.filled]) {
                 Ok(_) => self.valid = self.filled,
                 Err(e) => {
                     self.valid = e.valid_up_to();

@@ -1,7 +1,8 @@
 //! ringpipe-text: CSV and JSON Lines inputs as ringpipe
 //! [`Source`](ringpipe_pipeline::Source)s.
 //!
-//! [`CsvSource`] reads CSV through `csv-core` (the `csv` crate's parser):
+//! [`CsvSource`] reads CSV by the rules of `csv-core` (the `csv` crate's
+//! parser), with a splitter of its own that finds fields with `memchr`:
 //! RFC 4180 quoting, a header row naming the fields, a delimiter and a
 //! null string of your choice (only an unquoted field equal to it is
 //! `NULL`, as in PostgreSQL's CSV). [`JsonlSource`] reads one JSON object

@@ -2,9 +2,9 @@
 //!
 //! A region starts at a record's first byte. Where records start is found
 //! by a scan of the file on a thread of its own (JSON Lines: after a
-//! newline, which no JSON value holds raw; CSV: by the same state machine
-//! the parser runs, `csv-core`'s, so a quoted field's newline is never
-//! taken for a record's end). The scan also counts the records and lines
+//! newline, which no JSON value holds raw; CSV: by the rules the parser
+//! splits records by, so a quoted field's newline is never taken for a
+//! record's end). The scan also counts the records and lines
 //! before each split point, so every region numbers its records and lines
 //! in the whole file: errors, checkpoints and resumption see one file.
 //!

@@ -105,3 +105,16 @@ fn header_must_fit() {
         "t.csv:1:2: record 0: UTF-8 text, found byte 0xff at byte offset 3"
     );
 }
+
+#[test]
+fn a_delimiter_that_quotes_or_ends_records_is_refused() {
+    for delimiter in [b'"', b'\r', b'\n'] {
+        let config = TextConfig::new(["a"]).delimiter(delimiter);
+        let error = read(b"a\n1\n", config).unwrap_err();
+        assert!(matches!(error, TextError::Config { .. }), "{error:?}");
+        assert!(
+            error.to_string().contains("the delimiter cannot be"),
+            "{error}"
+        );
+    }
+}

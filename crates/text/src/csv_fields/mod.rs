@@ -1,0 +1,434 @@
+//! Splitting CSV text into records and fields.
+//!
+//! A field is quoted when its first byte is `"`: up to the closing quote,
+//! `""` is one `"` and the delimiter, `\r` and `\n` are text. Bytes after
+//! the closing quote, up to the delimiter or the record's end, belong to
+//! the field (`"a"b` is `ab`), and a `"` inside an unquoted field is text.
+//! A record ends at `\n`, `\r` or `\r\n`; empty lines are skipped; the end
+//! of input ends the field and the record it is in. These are the rules
+//! of `csv-core`, the `csv` crate's parser, and the tests hold this module
+//! to it field by field, position by position, on random inputs.
+//!
+//! `csv-core` steps its state machine once per byte; here an unquoted
+//! field is found with one `memchr3` (delimiter, `\r`, `\n`) and a quoted
+//! one with `memchr` for its quotes, which the profile of a CSV import
+//! asked for (the state machine was a quarter of the client's time).
+//!
+//! Quoting decides `NULL`: as in PostgreSQL's CSV format, only an unquoted
+//! field equal to the null string is `NULL`, so `"\N"` (or `""` with an
+//! empty null string) stays text. So each field keeps whether it was
+//! quoted, and the line it started on for messages.
+
+use std::io::{self, BufRead};
+use std::ops::Range;
+
+use memchr::{memchr, memchr3};
+
+use crate::region::Boundary;
+
+#[cfg(test)]
+mod tests;
+
+/// Why a record could not be read.
+#[derive(Debug)]
+pub(crate) enum FieldError {
+    /// The input failed (or is not UTF-8: see [`crate::input::NotUtf8`]).
+    Io(io::Error),
+    /// A field is longer than the limit.
+    TooLong,
+}
+
+impl From<io::Error> for FieldError {
+    fn from(error: io::Error) -> Self {
+        FieldError::Io(error)
+    }
+}
+
+/// One kept field of the current record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Kept {
+    /// The end of its unquoted bytes in [`Fields::text`].
+    end: usize,
+    /// Whether its first byte was a quote.
+    quoted: bool,
+    /// The line of its first byte.
+    line: u64,
+}
+
+/// The field being read, across the buffers it spans.
+struct Field {
+    /// Where in the field the next byte is.
+    state: State,
+    quoted: bool,
+    /// Unquoted bytes so far, and the most allowed.
+    len: usize,
+    max: usize,
+    keep: bool,
+    /// Newlines read since the caller last took them.
+    lines: u64,
+}
+
+/// Where in a field the next byte is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// At its first byte: a quote here opens quoting.
+    Start,
+    /// Outside quotes: quotes are text.
+    Unquoted,
+    /// Inside quotes.
+    Quoted,
+    /// Right after a quote inside quotes: another quote is text.
+    ClosingQuote,
+}
+
+impl Field {
+    fn new(max: usize, keep: bool) -> Self {
+        Field {
+            state: State::Start,
+            quoted: false,
+            len: 0,
+            max,
+            keep,
+            lines: 0,
+        }
+    }
+
+    /// Reads the field on from the start of `buf`, appending its unquoted
+    /// bytes to `text`: the bytes used, and whether the field ended its
+    /// record, if it ended in `buf`.
+    fn read(
+        &mut self,
+        buf: &[u8],
+        delimiter: u8,
+        text: &mut Vec<u8>,
+    ) -> Result<(usize, Option<bool>), FieldError> {
+        let mut at = 0;
+        while at < buf.len() {
+            match self.state {
+                State::Start if buf[at] == b'"' => {
+                    self.quoted = true;
+                    at += 1;
+                    self.state = State::Quoted;
+                }
+                State::Start => self.state = State::Unquoted,
+                State::Quoted => {
+                    let rest = &buf[at..];
+                    let end = memchr(b'"', rest).unwrap_or(rest.len());
+                    self.append(&rest[..end], text)?;
+                    self.lines += rest[..end].iter().filter(|&&b| b == b'\n').count() as u64;
+                    at += end;
+                    if end < rest.len() {
+                        at += 1;
+                        self.state = State::ClosingQuote;
+                    }
+                }
+                State::ClosingQuote if buf[at] == b'"' => {
+                    self.append(b"\"", text)?;
+                    at += 1;
+                    self.state = State::Quoted;
+                }
+                State::ClosingQuote => self.state = State::Unquoted,
+                State::Unquoted => {
+                    let rest = &buf[at..];
+                    let Some(end) = memchr3(delimiter, b'\n', b'\r', rest) else {
+                        self.append(rest, text)?;
+                        return Ok((buf.len(), None));
+                    };
+                    self.append(&rest[..end], text)?;
+                    // One byte of a `\r\n` record end: the `\n` is the
+                    // next record's empty line.
+                    let stop = rest[end];
+                    self.lines += u64::from(stop == b'\n');
+                    return Ok((at + end + 1, Some(stop != delimiter)));
+                }
+            }
+        }
+        Ok((at, None))
+    }
+
+    /// Appends `bytes` to the field, refusing it once it is too long.
+    fn append(&mut self, bytes: &[u8], text: &mut Vec<u8>) -> Result<(), FieldError> {
+        self.len += bytes.len();
+        if self.len > self.max {
+            return Err(FieldError::TooLong);
+        }
+        if self.keep {
+            text.extend_from_slice(bytes);
+        }
+        Ok(())
+    }
+}
+
+/// Reads the records of CSV text, one at a time.
+pub(crate) struct Fields<R> {
+    reader: R,
+    delimiter: u8,
+    /// Offset and line of the next unread byte.
+    offset: u64,
+    line: u64,
+    /// The longest field, in bytes.
+    max: usize,
+    /// The current record's kept fields, unquoted, back to back.
+    text: Vec<u8>,
+    fields: Vec<Kept>,
+    /// Fields of the current record, kept or not.
+    count: usize,
+    /// Offset and line of the current record's first byte.
+    record_at: (u64, u64),
+    /// Line of the first byte of the field read last (or failing).
+    field_line: u64,
+}
+
+impl<R: BufRead> Fields<R> {
+    /// The records of `reader`, whose first byte is at offset `offset` on
+    /// line `line`; `delimiter` separates fields (not `"`, `\r` or `\n`:
+    /// [`crate::TextConfig`] refuses those), none may exceed `max` bytes.
+    pub(crate) fn new(reader: R, delimiter: u8, offset: u64, line: u64, max: usize) -> Self {
+        debug_assert!(!matches!(delimiter, b'"' | b'\r' | b'\n'));
+        Fields {
+            reader,
+            delimiter,
+            offset,
+            line,
+            max,
+            text: Vec::new(),
+            fields: Vec::new(),
+            count: 0,
+            record_at: (offset, line),
+            field_line: line,
+        }
+    }
+
+    /// Reads the next record, keeping its first `keep` fields (the rest
+    /// are read and counted, so a record's memory stays bounded by `keep`
+    /// fields); `Ok(false)` at the end of input.
+    pub(crate) fn next_record(&mut self, keep: usize) -> Result<bool, FieldError> {
+        self.text.clear();
+        self.fields.clear();
+        self.count = 0;
+        self.skip_empty_lines()?;
+        self.record_at = (self.offset, self.line);
+        if self.reader.fill_buf()?.is_empty() {
+            return Ok(false);
+        }
+        loop {
+            self.field_line = self.line;
+            let kept = self.count < keep;
+            let start = self.text.len();
+            let (quoted, record_end) = self.field(kept)?;
+            self.count += 1;
+            if kept {
+                let (end, line) = (self.text.len(), self.field_line);
+                self.fields.push(Kept { end, quoted, line });
+            } else {
+                debug_assert_eq!(start, self.text.len());
+            }
+            if record_end {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// Reads one field from its first byte, appending its unquoted bytes
+    /// to `text` if `keep`: whether it was quoted, and whether it ended its
+    /// record. Works on the bytes in hand, consuming them once per buffer.
+    fn field(&mut self, keep: bool) -> Result<(bool, bool), FieldError> {
+        let mut field = Field::new(self.max, keep);
+        loop {
+            let buf = self.reader.fill_buf()?;
+            if buf.is_empty() {
+                return Ok((field.quoted, true));
+            }
+            let (used, end) = field.read(buf, self.delimiter, &mut self.text)?;
+            self.line += std::mem::take(&mut field.lines);
+            self.reader.consume(used);
+            self.offset += used as u64;
+            if let Some(end) = end {
+                return Ok((field.quoted, end));
+            }
+        }
+    }
+
+    /// Consumes the line ends before a record, so that its position is
+    /// that of its first byte.
+    fn skip_empty_lines(&mut self) -> Result<(), FieldError> {
+        loop {
+            let input = self.reader.fill_buf()?;
+            let skip = input
+                .iter()
+                .take_while(|&&b| b == b'\n' || b == b'\r')
+                .count();
+            if skip == 0 {
+                return Ok(());
+            }
+            let lines = input[..skip].iter().filter(|&&b| b == b'\n').count();
+            self.line += lines as u64;
+            self.reader.consume(skip);
+            self.offset += skip as u64;
+        }
+    }
+
+    /// Fields of the current record (kept or not).
+    pub(crate) fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Fields of the current record kept.
+    pub(crate) fn kept(&self) -> usize {
+        self.fields.len()
+    }
+
+    /// The kept fields' unquoted bytes, back to back.
+    pub(crate) fn text(&self) -> &[u8] {
+        &self.text
+    }
+
+    /// Kept field `index`: its range in [`Fields::text`], whether it was
+    /// quoted, and its line.
+    pub(crate) fn field_at(&self, index: usize) -> (Range<usize>, bool, u64) {
+        let start = index.checked_sub(1).map_or(0, |i| self.fields[i].end);
+        let field = self.fields[index];
+        (start..field.end, field.quoted, field.line)
+    }
+
+    /// Offset and line of the current record's first byte.
+    pub(crate) fn record_at(&self) -> (u64, u64) {
+        self.record_at
+    }
+
+    /// Line of the first byte of the field read last, or of the one that
+    /// could not be read.
+    pub(crate) fn field_line(&self) -> u64 {
+        self.field_line
+    }
+
+    /// The current line (of the next unread byte).
+    pub(crate) fn line(&self) -> u64 {
+        self.line
+    }
+
+    /// Offset of the next unread byte.
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset
+    }
+}
+
+/// Hands `found` the first record boundary at or after each of `targets`
+/// (ascending) of the CSV text `reader` whose first byte is at `start`
+/// (the header's): the scan of a region plan.
+///
+/// It splits records by the rules [`Fields`] reads them with, so a quoted
+/// newline never ends a record, but looks only for the bytes that move
+/// between its states (a quote at a field's start, the closing quote, the
+/// delimiter and line ends outside quotes), and copies nothing. The tests
+/// hold it to [`Fields`] on random inputs.
+pub(crate) fn scan(
+    delimiter: u8,
+    reader: &mut dyn BufRead,
+    start: u64,
+    targets: &[u64],
+    found: &mut dyn FnMut(Boundary),
+) {
+    let (mut offset, mut line, mut records) = (start, 1u64, 0u64);
+    let mut state = Scan::RecordStart;
+    let mut targets = targets.iter().copied().peekable();
+    let mut last = None;
+    // A record ended before `offset` (records counted, the header first):
+    // `true` once every target has its boundary.
+    let mut ended = |offset: u64, line: u64, records: u64| {
+        let Some(&target) = targets.peek() else {
+            return true;
+        };
+        if offset >= target && records > 1 && last != Some(offset) {
+            last = Some(offset);
+            targets.next();
+            found(Boundary {
+                offset,
+                line,
+                records_before: records - 1,
+            });
+        }
+        targets.peek().is_none()
+    };
+    if ended(offset, line, records) {
+        return;
+    }
+    loop {
+        // A fault ends the scan: the region that reads on finds it.
+        let Ok(buf) = reader.fill_buf() else { return };
+        if buf.is_empty() {
+            if state != Scan::RecordStart {
+                ended(offset, line, records + 1);
+            }
+            return;
+        }
+        let mut at = 0;
+        while at < buf.len() {
+            match state {
+                Scan::RecordStart => match buf[at] {
+                    b'\n' | b'\r' => {
+                        line += u64::from(buf[at] == b'\n');
+                        at += 1;
+                    }
+                    _ => state = Scan::FieldStart,
+                },
+                Scan::FieldStart if buf[at] == b'"' => {
+                    at += 1;
+                    state = Scan::Quoted;
+                }
+                Scan::FieldStart => state = Scan::Unquoted,
+                Scan::Quoted => {
+                    let rest = &buf[at..];
+                    let end = memchr(b'"', rest).unwrap_or(rest.len());
+                    line += rest[..end].iter().filter(|&&b| b == b'\n').count() as u64;
+                    at += end;
+                    if end < rest.len() {
+                        at += 1;
+                        state = Scan::ClosingQuote;
+                    }
+                }
+                Scan::ClosingQuote if buf[at] == b'"' => {
+                    at += 1;
+                    state = Scan::Quoted;
+                }
+                Scan::ClosingQuote => state = Scan::Unquoted,
+                Scan::Unquoted => {
+                    let Some(end) = memchr3(delimiter, b'\n', b'\r', &buf[at..]) else {
+                        at = buf.len();
+                        continue;
+                    };
+                    let stop = buf[at + end];
+                    at += end + 1;
+                    if stop == delimiter {
+                        state = Scan::FieldStart;
+                        continue;
+                    }
+                    line += u64::from(stop == b'\n');
+                    records += 1;
+                    state = Scan::RecordStart;
+                    if ended(offset + at as u64, line, records) {
+                        return;
+                    }
+                }
+            }
+        }
+        offset += buf.len() as u64;
+        let all = buf.len();
+        reader.consume(all);
+    }
+}
+
+/// Where the scan is, in the terms of [`Fields`]' rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scan {
+    /// Before a record (line ends here are empty lines).
+    RecordStart,
+    /// Before a field: a quote here opens quoting.
+    FieldStart,
+    /// In a field outside quotes: quotes are text.
+    Unquoted,
+    /// Inside quotes.
+    Quoted,
+    /// Right after a quote inside quotes: another quote is text.
+    ClosingQuote,
+}

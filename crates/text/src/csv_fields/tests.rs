@@ -1,0 +1,295 @@
+//! The splitter against `csv-core`, the parser it replaces: random inputs
+//! made of the bytes that matter (quotes, delimiters, line ends, multi-byte
+//! text), read through buffers of random small sizes, must give the same
+//! records, fields, quoting, lines, offsets and length faults.
+
+use std::io::{BufRead, BufReader, Cursor};
+
+use csv_core::ReadFieldResult;
+
+use super::*;
+
+/// One record as read: where it starts, its fields (bytes, quoted, line),
+/// and the offset and line after it.
+type Record = ((u64, u64), Vec<(Vec<u8>, bool, u64)>, (u64, u64));
+
+/// What reading a whole input gives: its records, then `Some((record,
+/// field))` if a field was too long.
+type Outcome = (Vec<Record>, Option<(usize, usize)>);
+
+/// The records of `input` by `csv-core`, field by field, as the source
+/// read them before this splitter: empty lines skipped before each record
+/// (so that its position is its first byte's), the first byte fed alone
+/// (so that nothing is taken for a byte-order mark).
+fn by_csv_core(input: &[u8], delimiter: u8, max: usize) -> Outcome {
+    let mut core = csv_core::ReaderBuilder::new().delimiter(delimiter).build();
+    let (mut at, mut fed) = (0usize, false);
+    let mut records = Vec::new();
+    loop {
+        // Skip line ends before the record, counting the lines.
+        while at < input.len() && matches!(input[at], b'\r' | b'\n') {
+            if input[at] == b'\n' {
+                core.set_line(core.line() + 1);
+            }
+            at += 1;
+        }
+        let record_at = (at as u64, core.line());
+        let mut fields = Vec::new();
+        loop {
+            let line = core.line();
+            let quoted = input.get(at) == Some(&b'"');
+            let mut out = vec![0u8; max + 1];
+            let mut len = 0;
+            let end = loop {
+                let rest = &input[at..];
+                let rest = if fed {
+                    rest
+                } else {
+                    &rest[..rest.len().min(1)]
+                };
+                if len == out.len() {
+                    let fault = (records.len(), fields.len());
+                    return (records, Some(fault));
+                }
+                let (result, nin, nout) = core.read_field(rest, &mut out[len..]);
+                fed |= nin > 0;
+                at += nin;
+                len += nout;
+                match result {
+                    ReadFieldResult::InputEmpty | ReadFieldResult::OutputFull => {}
+                    ReadFieldResult::Field { record_end } => break Some(record_end),
+                    ReadFieldResult::End => break None,
+                }
+            };
+            let Some(end) = end else {
+                assert!(fields.is_empty(), "csv-core ends records before the input");
+                return (records, None);
+            };
+            if len > max {
+                let fault = (records.len(), fields.len());
+                return (records, Some(fault));
+            }
+            fields.push((out[..len].to_vec(), quoted, line));
+            if end {
+                break;
+            }
+        }
+        records.push((record_at, fields, (at as u64, core.line())));
+    }
+}
+
+/// The records of `input` by [`Fields`], through a buffer of `capacity`.
+fn by_fields(input: &[u8], delimiter: u8, max: usize, capacity: usize) -> Outcome {
+    let reader = BufReader::with_capacity(capacity, Cursor::new(input.to_vec()));
+    let mut fields = Fields::new(reader, delimiter, 0, 1, max);
+    let mut records = Vec::new();
+    loop {
+        match fields.next_record(usize::MAX) {
+            Ok(true) => {}
+            Ok(false) => return (records, None),
+            Err(FieldError::TooLong) => {
+                let fault = (records.len(), fields.count());
+                return (records, Some(fault));
+            }
+            Err(FieldError::Io(e)) => panic!("{e}"),
+        }
+        let kept = (0..fields.kept())
+            .map(|i| {
+                let (range, quoted, line) = fields.field_at(i);
+                (fields.text()[range].to_vec(), quoted, line)
+            })
+            .collect();
+        let after = (fields.offset(), fields.line());
+        records.push((fields.record_at(), kept, after));
+    }
+}
+
+/// A small deterministic generator (xorshift).
+struct Random(u64);
+
+impl Random {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+fn random_input(random: &mut Random, delimiter: u8) -> Vec<u8> {
+    let pieces: [&[u8]; 12] = [
+        b"a",
+        b"bc",
+        "\u{e9}".as_bytes(),
+        "\u{1F600}".as_bytes(),
+        b"\"",
+        b"\"\"",
+        b"\r",
+        b"\n",
+        b"\r\n",
+        b" ",
+        &[delimiter],
+        &[delimiter],
+    ];
+    let mut input = Vec::new();
+    for _ in 0..random.below(80) {
+        input.extend_from_slice(pieces[random.below(pieces.len())]);
+    }
+    input
+}
+
+#[test]
+fn random_inputs_split_as_csv_core_splits_them() {
+    let mut random = Random(0x9e37_79b9_7f4a_7c15);
+    for case in 0..20_000 {
+        let delimiter = [b',', b';', b'\t'][random.below(3)];
+        let input = random_input(&mut random, delimiter);
+        let max = [0, 1, 3, 8, 1 << 20][random.below(5)];
+        let capacity = 1 + random.below(9);
+        let expected = by_csv_core(&input, delimiter, max);
+        let got = by_fields(&input, delimiter, max, capacity);
+        assert_eq!(
+            got,
+            expected,
+            "case {case}: input {:?}, delimiter {:?}, max {max}, buffer {capacity}",
+            String::from_utf8_lossy(&input),
+            delimiter as char
+        );
+    }
+}
+
+/// The boundaries [`Fields`] gives for `targets`, as the scan must.
+fn boundaries_by_fields(input: &[u8], delimiter: u8, targets: &[u64]) -> Vec<Boundary> {
+    let mut fields = Fields::new(Cursor::new(input), delimiter, 0, 1, usize::MAX);
+    let (mut records, mut last, mut found) = (0u64, None, Vec::new());
+    for &target in targets {
+        loop {
+            let Ok(true) = fields.next_record(0) else {
+                return found;
+            };
+            records += 1;
+            let offset = fields.offset();
+            if offset >= target && records > 1 && last != Some(offset) {
+                last = Some(offset);
+                found.push(Boundary {
+                    offset,
+                    line: fields.line(),
+                    records_before: records - 1,
+                });
+                break;
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn random_inputs_scan_to_the_boundaries_fields_reads() {
+    let mut random = Random(0x2545_f491_4f6c_dd1d);
+    for case in 0..20_000 {
+        let delimiter = [b',', b';', b'\t'][random.below(3)];
+        let input = random_input(&mut random, delimiter);
+        // Every offset a target, or a random few.
+        let targets: Vec<u64> = match random.below(2) {
+            0 => (0..=input.len() as u64 + 1).collect(),
+            _ => {
+                let mut t: Vec<u64> = (0..4)
+                    .map(|_| random.below(input.len() + 2) as u64)
+                    .collect();
+                t.sort_unstable();
+                t
+            }
+        };
+        let capacity = 1 + random.below(9);
+        let mut reader = BufReader::with_capacity(capacity, Cursor::new(input.clone()));
+        let mut got = Vec::new();
+        scan(delimiter, &mut reader, 0, &targets, &mut |b| got.push(b));
+        assert_eq!(
+            got,
+            boundaries_by_fields(&input, delimiter, &targets),
+            "case {case}: input {:?}, delimiter {:?}, targets {targets:?}, buffer {capacity}",
+            String::from_utf8_lossy(&input),
+            delimiter as char
+        );
+    }
+}
+
+/// Records of `(field, quoted)`.
+type Expected<'a> = &'a [&'a [(&'a str, bool)]];
+
+#[test]
+fn quoting_rules() {
+    let cases: [(&str, Expected); 7] = [
+        ("a,\"b,c\"\n", &[&[("a", false), ("b,c", true)]]),
+        ("\"a\"\"b\"\r\nc", &[&[("a\"b", true)], &[("c", false)]]),
+        ("\"a\"b,c\"d\n", &[&[("ab", true), ("c\"d", false)]]),
+        (
+            "\"x\ny\"\n\n\r\nz,",
+            &[&[("x\ny", true)], &[("z", false), ("", false)]],
+        ),
+        ("\"open", &[&[("open", true)]]),
+        ("\"\"", &[&[("", true)]]),
+        (",\r", &[&[("", false), ("", false)]]),
+    ];
+    for (input, records) in cases {
+        let (got, fault) = by_fields(input.as_bytes(), b',', 100, 4);
+        assert_eq!(fault, None, "{input:?}");
+        let got: Vec<Vec<(String, bool)>> = got
+            .into_iter()
+            .map(|(_, fields, _)| {
+                fields
+                    .into_iter()
+                    .map(|(bytes, quoted, _)| (String::from_utf8(bytes).unwrap(), quoted))
+                    .collect()
+            })
+            .collect();
+        let expected: Vec<Vec<(String, bool)>> = records
+            .iter()
+            .map(|r| r.iter().map(|&(f, q)| (f.to_owned(), q)).collect())
+            .collect();
+        assert_eq!(got, expected, "{input:?}");
+    }
+}
+
+#[test]
+fn fields_past_the_kept_ones_are_counted_not_kept() {
+    let reader = Cursor::new(b"a,b,c,d\ne\n".to_vec());
+    let mut fields = Fields::new(reader, b',', 0, 1, 10);
+    assert!(fields.next_record(2).unwrap());
+    assert_eq!(
+        (fields.count(), fields.kept(), fields.text()),
+        (4, 2, &b"ab"[..])
+    );
+    assert!(fields.next_record(2).unwrap());
+    assert_eq!((fields.count(), fields.kept()), (1, 1));
+    assert!(!fields.next_record(2).unwrap());
+}
+
+#[test]
+fn the_scan_finds_the_boundaries_the_regions_read() {
+    let text = "h1,h2\n1,\"a\nb\"\r\n2,c\n\n3,\"d,\"\"e\"\n4,f";
+    let mut boundaries = Vec::new();
+    let mut reader = Cursor::new(text.as_bytes());
+    scan(
+        b',',
+        &mut reader as &mut dyn BufRead,
+        0,
+        &[1, 7, 20, 200],
+        &mut |b| boundaries.push(b),
+    );
+    let (records, _) = by_fields(text.as_bytes(), b',', 100, 64);
+    let ends: Vec<Boundary> = records
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(i, (_, _, (offset, line)))| Boundary {
+            offset: *offset,
+            line: *line,
+            records_before: i as u64,
+        })
+        .collect();
+    // Target 1 falls in the header: the first record's end is the first
+    // boundary. Target 7 falls in that record, whose end is taken: the
+    // second's. Target 20 falls in the third, 200 past the end.
+    assert_eq!(boundaries, [ends[0], ends[1], ends[2]]);
+}
