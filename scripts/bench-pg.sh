@@ -11,6 +11,9 @@
 # tab-separated with \N for NULL and backslash escapes, which is exactly
 # COPY's text format, so \copy and COPY read it as it is):
 #   ringpipe        the default import (`ringpipe import FILE --url postgres://… --table …`)
+#   ringpipe of the ready CSV  the same of the ready file's rows as CSV (RFC 4180,
+#                   NULL as \N, converted once, untimed): the import with the XML
+#                   parse replaced by a cheap one, on the baselines' input
 #   \copy           one `psql -c "\copy … FROM file"` of the ready file
 #   2 × \copy       the file's two halves copied at once on two connections
 #   COPY FROM file  one `psql -c "COPY … FROM '/abs/path'"`: the server reads the
@@ -61,8 +64,10 @@ bin="target/release/ringpipe"
 
 xml="$work/products-$rows.xml"
 tsv="$work/products-$rows.tsv"
+csv="$work/products-$rows.csv"
 [[ -s "$xml" ]] || { log "generating $rows products"; "$bin" gen --rows "$rows" --out "$xml"; }
 [[ -s "$tsv" ]] || target/release/xml_to_tsv "$xml" product "$columns" "$tsv"
+[[ -s "$csv" ]] || target/release/xml_to_csv "$xml" product "$columns" "$csv"
 rm -f "$work"/half-*
 split -n l/2 -d "$tsv" "$work/half-"
 
@@ -110,13 +115,16 @@ copy_server() { sql -c "COPY $table ($columns) FROM '$1'"; }
 run_ringpipe() {
     "$bin" import "$xml" --url "$url" --table "$table" --row product --quiet "${extra[@]}"
 }
+run_ringpipe_csv() {
+    "$bin" import "$csv" --url "$url" --table "$table" --null-string '\N' --quiet "${extra[@]}"
+}
 run_copy() { copy_file "$tsv"; }
 run_copy2() { at_once copy_file "$work/half-00" "$work/half-01"; }
 run_server_copy() { copy_server "${SERVER_FILES[0]}"; }
 run_server_copy2() { at_once copy_server "${SERVER_FILES[1]}" "${SERVER_FILES[2]}"; }
 
-names=("ringpipe" "\\copy" "2 × \\copy" "COPY FROM file (server reads the file)" "2 × COPY FROM file of its halves at once")
-fns=(run_ringpipe run_copy run_copy2 run_server_copy run_server_copy2)
+names=("ringpipe" "ringpipe of the ready CSV" "\\copy" "2 × \\copy" "COPY FROM file (server reads the file)" "2 × COPY FROM file of its halves at once")
+fns=(run_ringpipe run_ringpipe_csv run_copy run_copy2 run_server_copy run_server_copy2)
 
 # Where the server-side copies read the file and its halves (see the header).
 SERVER_FILES=("$tsv" "$work/half-00" "$work/half-01")
