@@ -168,17 +168,14 @@ for (( round = 0; round < rounds; round++ )); do
 done
 sql -c "DROP TABLE IF EXISTS $table" -c "$forget_checkpoints" >/dev/null
 
-{
-    echo "# PostgreSQL import: $rows products, $rounds round(s)"
-    echo
-    echo "Median per contender (wall, client CPU, server CPU in seconds; rows/s from the median wall)"
-    echo "and the median of the per-round ratios (the contender's wall / ringpipe's in the same round):"
-    echo
-    echo "| contender | wall | rows/s | client CPU | server CPU | × ringpipe (median) | × ringpipe per round |"
-    echo "|---|---|---|---|---|---|---|"
-    for name in "${names[@]}"; do
-        N="$name" awk -F, -v r="$rows" '
-            $2 == "ringpipe" { base[$1] = $4 }
+# One table row per contender: medians, and its wall time's ratio to
+# contender B's in the same round.
+report_rows() { # B [NAME…]
+    local base="$1" name
+    shift
+    for name in "$@"; do
+        N="$name" B="$base" awk -F, -v r="$rows" '
+            $2 == ENVIRON["B"] { base[$1] = $4 }
             $2 == ENVIRON["N"] { w[++c] = $4; u[c] = $5; s[c] = $6; round[c] = $1 }
             function median(a, k,   i, j, t) {
                 for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -197,5 +194,26 @@ sql -c "DROP TABLE IF EXISTS $table" -c "$forget_checkpoints" >/dev/null
             }
         ' "$runs"
     done
+}
+csv_run="ringpipe of the ready CSV"
+{
+    echo "# PostgreSQL import: $rows products, $rounds round(s)"
+    echo
+    echo "$(date -u '+%Y-%m-%d %H:%M') UTC, $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs, $(sql -c 'SHOW server_version')"
+    echo
+    echo "Median per contender (wall, client CPU, server CPU in seconds; rows/s from the median wall)"
+    echo "and the median of the per-round ratios (the contender's wall / ringpipe's in the same round):"
+    echo
+    echo "| contender | wall | rows/s | client CPU | server CPU | × ringpipe (median) | × ringpipe per round |"
+    echo "|---|---|---|---|---|---|---|"
+    report_rows ringpipe "${names[@]}"
+    if grep -q ",$csv_run," "$runs"; then
+        echo
+        echo "The same runs against $csv_run (the baselines' input):"
+        echo
+        echo "| contender | wall | rows/s | client CPU | server CPU | × CSV run (median) | × CSV run per round |"
+        echo "|---|---|---|---|---|---|---|"
+        report_rows "$csv_run" "${names[@]:1}"
+    fi
 } > "$work/results.md"
 cat "$work/results.md"
