@@ -315,13 +315,8 @@ impl<R: BufRead> Fields<R> {
 
 /// Hands `found` the first record boundary at or after each of `targets`
 /// (ascending) of the CSV text `reader` whose first byte is at `start`
-/// (the header's): the scan of a region plan.
-///
-/// It splits records by the rules [`Fields`] reads them with, so a quoted
-/// newline never ends a record, but looks only for the bytes that move
-/// between its states (a quote at a field's start, the closing quote, the
-/// delimiter and line ends outside quotes), and copies nothing. The tests
-/// hold it to [`Fields`] on random inputs.
+/// (the header's): the scan of a region plan. It reads records as the
+/// regions do, copying nothing, so a quoted newline never ends a record.
 pub(crate) fn scan(
     delimiter: u8,
     reader: &mut dyn BufRead,
@@ -329,106 +324,26 @@ pub(crate) fn scan(
     targets: &[u64],
     found: &mut dyn FnMut(Boundary),
 ) {
-    let (mut offset, mut line, mut records) = (start, 1u64, 0u64);
-    let mut state = Scan::RecordStart;
-    let mut targets = targets.iter().copied().peekable();
-    let mut last = None;
-    // A record ended before `offset` (records counted, the header first):
-    // `true` once every target has its boundary.
-    let mut ended = |offset: u64, line: u64, records: u64| {
-        let Some(&target) = targets.peek() else {
-            return true;
-        };
-        if offset >= target && records > 1 && last != Some(offset) {
-            last = Some(offset);
-            targets.next();
-            found(Boundary {
-                offset,
-                line,
-                records_before: records - 1,
-            });
-        }
-        targets.peek().is_none()
-    };
-    if ended(offset, line, records) {
-        return;
-    }
-    loop {
-        // A fault ends the scan: the region that reads on finds it.
-        let Ok(buf) = reader.fill_buf() else { return };
-        if buf.is_empty() {
-            if state != Scan::RecordStart {
-                ended(offset, line, records + 1);
-            }
-            return;
-        }
-        let mut at = 0;
-        while at < buf.len() {
-            match state {
-                Scan::RecordStart => match buf[at] {
-                    b'\n' | b'\r' => {
-                        line += u64::from(buf[at] == b'\n');
-                        at += 1;
-                    }
-                    _ => state = Scan::FieldStart,
-                },
-                Scan::FieldStart if buf[at] == b'"' => {
-                    at += 1;
-                    state = Scan::Quoted;
-                }
-                Scan::FieldStart => state = Scan::Unquoted,
-                Scan::Quoted => {
-                    let rest = &buf[at..];
-                    let end = memchr(b'"', rest).unwrap_or(rest.len());
-                    line += rest[..end].iter().filter(|&&b| b == b'\n').count() as u64;
-                    at += end;
-                    if end < rest.len() {
-                        at += 1;
-                        state = Scan::ClosingQuote;
-                    }
-                }
-                Scan::ClosingQuote if buf[at] == b'"' => {
-                    at += 1;
-                    state = Scan::Quoted;
-                }
-                Scan::ClosingQuote => state = Scan::Unquoted,
-                Scan::Unquoted => {
-                    let Some(end) = memchr3(delimiter, b'\n', b'\r', &buf[at..]) else {
-                        at = buf.len();
-                        continue;
-                    };
-                    let stop = buf[at + end];
-                    at += end + 1;
-                    if stop == delimiter {
-                        state = Scan::FieldStart;
-                        continue;
-                    }
-                    line += u64::from(stop == b'\n');
-                    records += 1;
-                    state = Scan::RecordStart;
-                    if ended(offset + at as u64, line, records) {
-                        return;
-                    }
-                }
+    let mut fields = Fields::new(reader, delimiter, start, 1, usize::MAX);
+    let (mut records, mut last) = (0u64, None);
+    for &target in targets {
+        loop {
+            // A fault ends the scan: the region that reads on finds it.
+            let Ok(true) = fields.next_record(0) else {
+                return;
+            };
+            records += 1;
+            let offset = fields.offset();
+            // The first record is the header.
+            if offset >= target && records > 1 && last != Some(offset) {
+                last = Some(offset);
+                found(Boundary {
+                    offset,
+                    line: fields.line(),
+                    records_before: records - 1,
+                });
+                break;
             }
         }
-        offset += buf.len() as u64;
-        let all = buf.len();
-        reader.consume(all);
     }
-}
-
-/// Where the scan is, in the terms of [`Fields`]' rules.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Scan {
-    /// Before a record (line ends here are empty lines).
-    RecordStart,
-    /// Before a field: a quote here opens quoting.
-    FieldStart,
-    /// In a field outside quotes: quotes are text.
-    Unquoted,
-    /// Inside quotes.
-    Quoted,
-    /// Right after a quote inside quotes: another quote is text.
-    ClosingQuote,
 }

@@ -158,62 +158,6 @@ fn random_inputs_split_as_csv_core_splits_them() {
     }
 }
 
-/// The boundaries [`Fields`] gives for `targets`, as the scan must.
-fn boundaries_by_fields(input: &[u8], delimiter: u8, targets: &[u64]) -> Vec<Boundary> {
-    let mut fields = Fields::new(Cursor::new(input), delimiter, 0, 1, usize::MAX);
-    let (mut records, mut last, mut found) = (0u64, None, Vec::new());
-    for &target in targets {
-        loop {
-            let Ok(true) = fields.next_record(0) else {
-                return found;
-            };
-            records += 1;
-            let offset = fields.offset();
-            if offset >= target && records > 1 && last != Some(offset) {
-                last = Some(offset);
-                found.push(Boundary {
-                    offset,
-                    line: fields.line(),
-                    records_before: records - 1,
-                });
-                break;
-            }
-        }
-    }
-    found
-}
-
-#[test]
-fn random_inputs_scan_to_the_boundaries_fields_reads() {
-    let mut random = Random(0x2545_f491_4f6c_dd1d);
-    for case in 0..20_000 {
-        let delimiter = [b',', b';', b'\t'][random.below(3)];
-        let input = random_input(&mut random, delimiter);
-        // Every offset a target, or a random few.
-        let targets: Vec<u64> = match random.below(2) {
-            0 => (0..=input.len() as u64 + 1).collect(),
-            _ => {
-                let mut t: Vec<u64> = (0..4)
-                    .map(|_| random.below(input.len() + 2) as u64)
-                    .collect();
-                t.sort_unstable();
-                t
-            }
-        };
-        let capacity = 1 + random.below(9);
-        let mut reader = BufReader::with_capacity(capacity, Cursor::new(input.clone()));
-        let mut got = Vec::new();
-        scan(delimiter, &mut reader, 0, &targets, &mut |b| got.push(b));
-        assert_eq!(
-            got,
-            boundaries_by_fields(&input, delimiter, &targets),
-            "case {case}: input {:?}, delimiter {:?}, targets {targets:?}, buffer {capacity}",
-            String::from_utf8_lossy(&input),
-            delimiter as char
-        );
-    }
-}
-
 /// Records of `(field, quoted)`.
 type Expected<'a> = &'a [&'a [(&'a str, bool)]];
 
