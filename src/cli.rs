@@ -58,7 +58,7 @@ pub struct ImportArgs {
     /// Input format (default: by the file's extension, else XML).
     #[arg(help_heading = "Input", long, value_enum)]
     pub format: Option<FormatArg>,
-    /// CSV field delimiter (one ASCII character).
+    /// CSV field delimiter (one ASCII character, not `"`, CR or LF).
     #[arg(help_heading = "Input", long, default_value_t = ',')]
     pub delimiter: char,
     /// Unquoted CSV fields equal to this are NULL; a quoted one stays text,
