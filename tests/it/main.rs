@@ -6,7 +6,8 @@
 //! ([`xml_cli`]), CSV into PostgreSQL and JSON Lines into MariaDB
 //! ([`ends_cli`]), every source into every sink killed and resumed
 //! ([`ends_resume`]) and through the library API ([`ends_api`]) and XML from real producers, mariadb-dump and PostgreSQL
-//! ([`xml_producers`]), all against the real
+//! ([`xml_producers`]), CSV from a real producer, PostgreSQL
+//! ([`csv_producers`]), all against the real
 //! MariaDB (`RINGPIPE_TEST_MYSQL_URL`, default the local test server).
 //! Each test owns its tables.
 //!
@@ -14,6 +15,7 @@
 
 mod cli;
 mod common;
+mod csv_producers;
 mod ends_api;
 mod ends_cli;
 mod ends_resume;

@@ -1,0 +1,89 @@
+//! CSV from a real producer, PostgreSQL: the server's own functions and
+//! views (their definitions as the server prints them, over many lines,
+//! with quotes and commas; their comments; NULLs) exported by `COPY … TO
+//! STDOUT (FORMAT csv, HEADER)` must read back through `CsvSource` as
+//! exactly the values the server returns for the same query, in one region
+//! and in several (whose split points must not fall inside a quoted
+//! newline).
+
+use std::io::Read;
+
+use ringpipe_pipeline::{Row, Source};
+use ringpipe_text::{CsvSource, TextConfig};
+
+use crate::common::pg;
+
+/// The columns read, as text; PostgreSQL's CSV writes NULL as an unquoted
+/// empty field and the empty string as `""`.
+const QUERY: &str = "SELECT oid::text AS oid, proname::text AS name, \
+      pg_get_functiondef(oid) AS definition, obj_description(oid, 'pg_proc') AS comment, \
+      proargnames::text AS args, probin AS bin \
+    FROM pg_proc WHERE prokind IN ('f', 'p') \
+    UNION ALL SELECT oid::text, relname::text, pg_get_viewdef(oid), \
+      obj_description(oid, 'pg_class'), NULL, '' \
+    FROM pg_class WHERE relkind = 'v' ORDER BY 1";
+const COLUMNS: [&str; 6] = ["oid", "name", "definition", "comment", "args", "bin"];
+
+type Rows = Vec<Vec<Option<String>>>;
+
+fn read(path: &std::path::Path, regions: usize) -> Rows {
+    let config = TextConfig::new(COLUMNS).null_string("");
+    let mut rows = Vec::new();
+    let mut row = Row::with_columns(COLUMNS.len());
+    for mut source in CsvSource::open_regions(path, config, regions).unwrap() {
+        while source.next_row(&mut row).unwrap() {
+            rows.push(
+                (0..COLUMNS.len())
+                    .map(|i| row.text(i).map(str::to_owned))
+                    .collect(),
+            );
+        }
+    }
+    rows
+}
+
+#[test]
+fn postgresql_csv_of_its_own_catalogue_reads_back_exactly() {
+    let mut client = pg();
+    let expected: Rows = client
+        .query(QUERY, &[])
+        .unwrap()
+        .iter()
+        .map(|r| (0..COLUMNS.len()).map(|i| r.get(i)).collect())
+        .collect();
+    let bodies = |rows: &Rows, what: &dyn Fn(&str) -> bool| {
+        rows.iter()
+            .filter(|r| r[2].as_deref().is_some_and(what))
+            .count()
+    };
+    // The export holds what CSV quoting and NULL are for: line ends, quotes
+    // and commas in values, NULLs and empty strings.
+    assert!(
+        expected.len() > 1_000,
+        "{} functions and views",
+        expected.len()
+    );
+    assert!(bodies(&expected, &|s| s.contains('\n')) > 1_000);
+    assert!(bodies(&expected, &|s| s.contains('"')) > 100);
+    assert!(bodies(&expected, &|s| s.contains(',')) > 1_000);
+    assert!(expected.iter().any(|r| r[3].is_none()));
+    assert!(expected.iter().any(|r| r[5].as_deref() == Some("")));
+
+    let mut csv = Vec::new();
+    client
+        .copy_out(&format!("COPY ({QUERY}) TO STDOUT (FORMAT csv, HEADER)"))
+        .unwrap()
+        .read_to_end(&mut csv)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pg_proc.csv");
+    std::fs::write(&path, &csv).unwrap();
+
+    for regions in [1, 2, 5] {
+        let rows = read(&path, regions);
+        assert_eq!(rows.len(), expected.len(), "{regions} region(s)");
+        for (got, want) in rows.iter().zip(&expected) {
+            assert_eq!(got, want, "{regions} region(s)");
+        }
+    }
+}
