@@ -213,6 +213,19 @@ impl CsvSource {
         }
     }
 
+    /// Starts a later region when it is its turn, then reads a record.
+    fn next(&mut self, row: &mut Row) -> Result<bool, TextError> {
+        match self.place.begin()? {
+            Begin::Going => {}
+            Begin::Empty => return Ok(false),
+            Begin::Started(text, at) => {
+                let (delimiter, max) = (self.config.delimiter, self.config.max_value_bytes);
+                self.fields = Fields::new(text, delimiter, at.offset, at.line, max);
+            }
+        }
+        self.read(row)
+    }
+
     /// Reads the next record into `row`; `Ok(false)` at the end of input.
     fn read(&mut self, row: &mut Row) -> Result<bool, TextError> {
         row.clear();
@@ -305,16 +318,15 @@ impl Source for CsvSource {
         &self.config.columns
     }
 
+    /// Fills `row` with the next record. After `Ok(false)` or an error,
+    /// further calls return `Ok(false)`.
     fn next_row(&mut self, row: &mut Row) -> Result<bool, TextError> {
-        match self.place.begin()? {
-            Begin::Going => {}
-            Begin::Empty => return Ok(false),
-            Begin::Started(text, at) => {
-                let (delimiter, max) = (self.config.delimiter, self.config.max_value_bytes);
-                self.fields = Fields::new(text, delimiter, at.offset, at.line, max);
-            }
+        if self.place.finished() {
+            return Ok(false);
         }
-        self.read(row)
+        let read = self.next(row);
+        self.place.after(&read);
+        read
     }
 
     fn records_before(&self) -> u64 {

@@ -77,6 +77,37 @@ impl JsonlSource {
         Self::build(input::checked(reader, 0), place, config)
     }
 
+    /// Starts a later region when it is its turn, then reads a record.
+    fn next(&mut self, row: &mut Row) -> Result<bool, TextError> {
+        match self.place.begin()? {
+            Begin::Going => {}
+            Begin::Empty => return Ok(false),
+            Begin::Started(text, at) => {
+                self.reader = text;
+                (self.bytes, self.lines) = (at.offset, at.line - 1);
+            }
+        }
+        loop {
+            let start = self.bytes;
+            if !self.read_line()? {
+                return Ok(false);
+            }
+            if blank(&self.line) {
+                continue;
+            }
+            self.place.records += 1;
+            row.clear();
+            self.fill(row)?;
+            row.set_position(RecordPosition {
+                record: self.place.records,
+                line: self.lines,
+                column: 1,
+                byte_offset: start,
+            });
+            return Ok(true);
+        }
+    }
+
     fn build(reader: Text, place: Place, config: TextConfig) -> Self {
         JsonlSource {
             reader,
@@ -286,34 +317,15 @@ impl Source for JsonlSource {
         &self.config.columns
     }
 
+    /// Fills `row` with the next record. After `Ok(false)` or an error,
+    /// further calls return `Ok(false)`.
     fn next_row(&mut self, row: &mut Row) -> Result<bool, TextError> {
-        match self.place.begin()? {
-            Begin::Going => {}
-            Begin::Empty => return Ok(false),
-            Begin::Started(text, at) => {
-                self.reader = text;
-                (self.bytes, self.lines) = (at.offset, at.line - 1);
-            }
+        if self.place.finished() {
+            return Ok(false);
         }
-        loop {
-            let start = self.bytes;
-            if !self.read_line()? {
-                return Ok(false);
-            }
-            if blank(&self.line) {
-                continue;
-            }
-            self.place.records += 1;
-            row.clear();
-            self.fill(row)?;
-            row.set_position(RecordPosition {
-                record: self.place.records,
-                line: self.lines,
-                column: 1,
-                byte_offset: start,
-            });
-            return Ok(true);
-        }
+        let read = self.next(row);
+        self.place.after(&read);
+        read
     }
 
     fn records_before(&self) -> u64 {

@@ -1,6 +1,6 @@
 //! [`Place`]: what a CSV and a JSON Lines source count alike about their
-//! region: its input, where it starts, the records before and in it, and
-//! a later region's wait for its start.
+//! region: its input, where it starts, the records before and in it, a
+//! later region's wait for its start, and whether the source has ended.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,6 +29,9 @@ pub(crate) struct Place {
     pub(crate) first_record: u64,
     /// A later region that waits for its start.
     pending: Option<Pending>,
+    /// The source returned its end or an error: later reads return
+    /// `Ok(false)`, so nothing after a fault is ever emitted.
+    finished: bool,
 }
 
 /// What [`Place::begin`] found.
@@ -52,6 +55,7 @@ impl Place {
             records: 0,
             first_record: 0,
             pending: None,
+            finished: false,
         }
     }
 
@@ -66,6 +70,17 @@ impl Place {
             input: self.input.clone(),
             source,
         }
+    }
+
+    /// Whether the source has returned its end or an error.
+    pub(crate) fn finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Notes what a read returned: after the end or an error, the source
+    /// has finished.
+    pub(crate) fn after(&mut self, read: &Result<bool, TextError>) {
+        self.finished |= !matches!(read, Ok(true));
     }
 
     /// Starts a later region once its start is known.

@@ -1,11 +1,13 @@
 //! ringpipe-text's integration tests, built as one binary: CSV ([`csv`])
 //! and JSON Lines ([`jsonl`]) reading and refusing, opening inputs
-//! ([`input`]), regions read in parallel ([`regions`]) and the same
-//! catalogue as XML, CSV and JSON Lines ([`differential`]).
+//! ([`input`]), regions read in parallel ([`regions`]), the same
+//! catalogue as XML, CSV and JSON Lines ([`differential`]) and arbitrary
+//! bytes through both ([`hostile`]).
 
 mod common;
 mod csv;
 mod differential;
+mod hostile;
 mod input;
 mod jsonl;
 mod regions;
