@@ -1,5 +1,5 @@
 //! What the tests share: an import into a target that records what it
-//! commits, by record number.
+//! commits, by record number, and a deterministic random generator.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -81,4 +81,22 @@ pub fn cells(rows: &[&[Option<&str>]]) -> Vec<Vec<Option<String>>> {
     rows.iter()
         .map(|row| row.iter().map(|c| c.map(str::to_owned)).collect())
         .collect()
+}
+
+/// A small deterministic generator (xorshift), so failures reproduce.
+pub struct Random(pub u64);
+
+impl Random {
+    /// A number below `n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+
+    /// One of `from`.
+    pub fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[self.below(from.len())]
+    }
 }

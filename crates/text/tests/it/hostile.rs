@@ -7,17 +7,7 @@ use std::io::Cursor;
 use ringpipe_pipeline::{Row, Source};
 use ringpipe_text::{CsvSource, JsonlSource, TextConfig};
 
-/// A small deterministic generator (xorshift), so failures reproduce.
-struct Random(u64);
-
-impl Random {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-}
+use crate::common::Random;
 
 /// Bytes made of what the formats care about, and of what they refuse.
 fn hostile(random: &mut Random) -> Vec<u8> {

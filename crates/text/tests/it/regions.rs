@@ -9,7 +9,7 @@ use ringpipe_pipeline::Source;
 use ringpipe_text::{write_csv, write_jsonl, CsvSource, JsonlSource, TextConfig};
 use ringpipe_xml::gen::{Catalogue, PRODUCT_COLUMNS};
 
-use crate::common::{land, try_land, Rows};
+use crate::common::{land, try_land, Random, Rows};
 
 fn csv(path: &Path, regions: usize) -> Vec<CsvSource> {
     let config = TextConfig::new(PRODUCT_COLUMNS).null_string("\\N");
@@ -158,22 +158,6 @@ fn more_regions_than_records_leave_the_rest_empty() {
     std::fs::write(&path, "id\n1\n2\n").unwrap();
     let sources = CsvSource::open_regions(&path, TextConfig::new(["id"]), 8).unwrap();
     assert_eq!(land(sources).len(), 2);
-}
-
-/// A small deterministic generator (xorshift), so failures reproduce.
-struct Random(u64);
-
-impl Random {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-
-    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-        from[self.below(from.len() as u64) as usize]
-    }
 }
 
 /// A CSV of awkward records: quoted newlines and quotes, CR, LF and CRLF
