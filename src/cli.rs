@@ -147,8 +147,9 @@ pub struct ImportArgs {
     /// Unknown fields in a record are an error instead of being ignored.
     #[arg(help_heading = "Mapping", long)]
     pub strict: bool,
-    /// Accept a well-formed file without any record element (an empty
-    /// export) instead of stopping with exit 3.
+    /// Accept an input without any record (an empty export: an XML file
+    /// without record elements, a CSV header alone, no JSON object)
+    /// instead of stopping with exit 3.
     #[arg(long)]
     pub allow_empty: bool,
     /// What a column given two values in one record gets: `error` (the

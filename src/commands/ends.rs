@@ -79,7 +79,8 @@ pub fn table_columns(args: &ImportArgs) -> Result<Vec<String>, CliError> {
 fn text_config(args: &ImportArgs, columns: &[String]) -> TextConfig {
     let mut config = TextConfig::new(columns.iter().cloned())
         .strict(args.strict)
-        .delimiter(args.delimiter as u8);
+        .delimiter(args.delimiter as u8)
+        .allow_empty(args.allow_empty);
     if let Some(null) = &args.null_string {
         config = config.null_string(null.clone());
     }

@@ -17,6 +17,9 @@ pub struct TextConfig {
     /// The longest CSV field and JSON line, in bytes (default 64 MiB): a
     /// longer one is an error, so no input can take unbounded memory.
     pub max_value_bytes: usize,
+    /// An input without any record (a CSV header alone, no JSON object) is
+    /// accepted instead of being an error (default: an error).
+    pub allow_empty: bool,
 }
 
 impl TextConfig {
@@ -32,6 +35,7 @@ impl TextConfig {
             delimiter: b',',
             null_string: None,
             max_value_bytes: 64 << 20,
+            allow_empty: false,
         }
     }
 
@@ -56,6 +60,12 @@ impl TextConfig {
     /// Sets the longest CSV field and JSON line.
     pub fn max_value_bytes(mut self, bytes: usize) -> Self {
         self.max_value_bytes = bytes;
+        self
+    }
+
+    /// Accepts an input without any record.
+    pub fn allow_empty(mut self, allow: bool) -> Self {
+        self.allow_empty = allow;
         self
     }
 

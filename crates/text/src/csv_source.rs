@@ -231,7 +231,7 @@ impl CsvSource {
         row.clear();
         let read = self.fields.next_record(self.width);
         if !read.map_err(|e| self.field_error(e))? {
-            return Ok(false);
+            return self.place.end(self.config.allow_empty);
         }
         self.place.records += 1;
         let record = self.place.records;

@@ -34,6 +34,16 @@ pub enum TextError {
         /// What cannot be used.
         why: String,
     },
+    /// The input holds no record (see
+    /// [`TextConfig::allow_empty`](crate::TextConfig::allow_empty)).
+    #[error(
+        "{input}: no record in the input (a CSV header alone, or no JSON object); \
+         if an empty input is expected, --allow-empty (TextConfig::allow_empty) accepts it"
+    )]
+    NoRecords {
+        /// The input's name.
+        input: String,
+    },
     /// The header or the fields do not fit the columns.
     #[error("{input}: {why}")]
     Mapping {

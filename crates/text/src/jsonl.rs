@@ -90,7 +90,7 @@ impl JsonlSource {
         loop {
             let start = self.bytes;
             if !self.read_line()? {
-                return Ok(false);
+                return self.place.end(self.config.allow_empty);
             }
             if blank(&self.line) {
                 continue;

@@ -1,6 +1,7 @@
 //! [`Place`]: what a CSV and a JSON Lines source count alike about their
-//! region: its input, where it starts, the records before and in it, a
-//! later region's wait for its start, and whether the source has ended.
+//! region: its input, where it starts and ends, the records before and in
+//! it, a later region's wait for its start, and whether the source has
+//! ended.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,7 +10,7 @@ use std::sync::Arc;
 use ringpipe_pipeline::SourceProgress;
 
 use crate::input;
-use crate::region::{self, Boundary, Pending, Scan, Text};
+use crate::region::{self, Boundary, Pending, Plan, Scan, Text};
 use crate::TextError;
 
 /// A source's place in its input.
@@ -29,6 +30,10 @@ pub(crate) struct Place {
     pub(crate) first_record: u64,
     /// A later region that waits for its start.
     pending: Option<Pending>,
+    /// Where the region ends: at split point `k` of the plan (or at the
+    /// end of the input, if the plan found no such point); `None`: at the
+    /// end of the input.
+    end: Option<(Arc<Plan>, usize)>,
     /// The source returned its end or an error: later reads return
     /// `Ok(false)`, so nothing after a fault is ever emitted.
     finished: bool,
@@ -55,6 +60,7 @@ impl Place {
             records: 0,
             first_record: 0,
             pending: None,
+            end: None,
             finished: false,
         }
     }
@@ -83,6 +89,23 @@ impl Place {
         self.finished |= !matches!(read, Ok(true));
     }
 
+    /// At the end of the region's text: `Ok(false)`, or the error of an
+    /// input without any record when the region ends where the input does
+    /// (records are counted in the whole input) and `allow_empty` is off.
+    pub(crate) fn end(&self, allow_empty: bool) -> Result<bool, TextError> {
+        let at_input_end = match &self.end {
+            None => true,
+            // A failed plan failed this region's reads before its end.
+            Some((plan, k)) => matches!(plan.point(*k), Ok(None)),
+        };
+        match at_input_end && self.records == 0 && !allow_empty {
+            true => Err(TextError::NoRecords {
+                input: self.input.clone(),
+            }),
+            false => Ok(false),
+        }
+    }
+
     /// Starts a later region once its start is known.
     ///
     /// # Errors
@@ -92,6 +115,8 @@ impl Place {
         let Some(pending) = self.pending.take() else {
             return Ok(Begin::Going);
         };
+        self.end = (pending.index + 1 < pending.regions)
+            .then(|| (Arc::clone(&pending.plan), pending.index));
         match pending.start().map_err(|e| self.io(e))? {
             None => Ok(Begin::Empty),
             Some((text, at)) => {
@@ -137,6 +162,7 @@ pub(crate) fn open(
         first.raw_bytes = Some(opened.raw_bytes);
         return Ok((opened.reader, first, Vec::new()));
     };
+    first.end = pending.first().map(|p| (Arc::clone(&p.plan), 0));
     let later = pending
         .into_iter()
         .map(|pending| Place {

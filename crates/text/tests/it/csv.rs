@@ -118,3 +118,17 @@ fn a_delimiter_that_quotes_or_ends_records_is_refused() {
         );
     }
 }
+
+#[test]
+fn an_input_without_records_is_refused_unless_allowed() {
+    for text in [&b"a,b\n"[..], b"a,b\n\n\r\n"] {
+        let error = read(text, TextConfig::new(["a", "b"])).unwrap_err();
+        assert!(matches!(error, TextError::NoRecords { .. }), "{error:?}");
+        assert!(error.to_string().starts_with("t.csv: no record"), "{error}");
+        let allowed = TextConfig::new(["a", "b"]).allow_empty(true);
+        assert_eq!(
+            read(text, allowed).unwrap(),
+            Vec::<Vec<Option<String>>>::new()
+        );
+    }
+}

@@ -77,3 +77,16 @@ fn bytes_that_are_not_utf8_are_refused_with_their_offset() {
         "t.jsonl:2:8: record 2: UTF-8 text, found byte 0xc3 at byte offset 16"
     );
 }
+
+#[test]
+fn an_input_without_records_is_refused_unless_allowed() {
+    for text in [&b""[..], b"\n  \n\t\r\n"] {
+        let error = read(text, TextConfig::new(["a"])).unwrap_err();
+        assert!(matches!(error, TextError::NoRecords { .. }), "{error:?}");
+        let allowed = TextConfig::new(["a"]).allow_empty(true);
+        assert_eq!(
+            read(text, allowed).unwrap(),
+            Vec::<Vec<Option<String>>>::new()
+        );
+    }
+}

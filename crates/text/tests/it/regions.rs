@@ -229,10 +229,36 @@ fn awkward_csv_and_jsonl_read_the_same_in_any_number_of_regions() {
             text.push_str(if i % 5 == 0 { "\n \t\r\n" } else { "\n" });
         }
         std::fs::write(&path, text).unwrap();
+        // A case whose CSV failed leaves no object: an empty input, which
+        // reads the same (as nothing) in any number of regions.
+        let config = config.clone().allow_empty(true);
         let open = |regions| JsonlSource::open_regions(&path, config.clone(), regions).unwrap();
         let whole = land(open(1));
         for regions in 2..=4 {
             assert_eq!(land(open(regions)), whole, "case {case}, {regions} regions");
         }
+    }
+}
+
+#[test]
+fn only_the_region_at_the_input_end_refuses_an_input_without_records() {
+    let dir = tempfile::tempdir().unwrap();
+    // Blank lines only: no record in any region.
+    let blank = dir.path().join("blank.jsonl");
+    std::fs::write(&blank, " \n".repeat(50_000)).unwrap();
+    for regions in 1..=3 {
+        let error = try_land(jsonl(&blank, regions)).unwrap_err().0;
+        assert!(
+            error.contains("no record in the input"),
+            "{regions}: {error}"
+        );
+    }
+    // Blank lines, then records: the first region may hold none of them.
+    let late = dir.path().join("late.jsonl");
+    let mut text = " \n".repeat(50_000);
+    text.push_str("{\"id\": \"1\"}\n{\"id\": \"2\"}\n");
+    std::fs::write(&late, text).unwrap();
+    for regions in 1..=3 {
+        assert_eq!(land(jsonl(&late, regions)).len(), 2, "{regions} regions");
     }
 }
