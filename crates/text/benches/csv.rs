@@ -18,25 +18,20 @@
 //! quoted fields with commas and quotes, `\N` for NULL), read once before
 //! the rounds so that every contender reads it from the page cache.
 
-use std::env;
 use std::fs::File;
 use std::hint::black_box;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::time::Instant;
 
 use csv_core::{ReadFieldResult, ReadRecordResult};
 use ringpipe_pipeline::{Row, Source};
 use ringpipe_text::{write_csv, CsvSource, TextConfig};
 use ringpipe_xml::gen::{Catalogue, PRODUCT_COLUMNS};
 
-const ROUNDS: usize = 5;
+mod support;
 
 fn main() {
-    let records: u64 = env::var("RINGPIPE_BENCH_RECORDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200_000);
+    let records = support::records();
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("catalogue.csv");
     let catalogue = Catalogue::new(records);
@@ -48,56 +43,16 @@ fn main() {
         "\\N",
     )
     .expect("write catalogue");
-    let mut bytes = Vec::new();
-    File::open(&path)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
-        .expect("read back");
-    let mb = bytes.len() as f64 / 1e6;
-    println!("catalogue: {records} records, {mb:.1} MB of CSV");
-
-    type Contender = (&'static str, fn(&Path) -> u64);
-    let contenders: [Contender; 3] = [
-        ("CsvSource", with_source),
-        ("csv-core fields", with_fields),
-        ("csv-core records", with_records),
-    ];
-    let mut seconds = vec![Vec::new(); contenders.len()];
-    for round in 0..ROUNDS {
-        for k in 0..contenders.len() {
-            let i = (round + k) % contenders.len();
-            let (name, read) = contenders[i];
-            let started = Instant::now();
-            let counted = read(&path);
-            seconds[i].push(started.elapsed().as_secs_f64());
-            assert_eq!(
-                counted, records,
-                "{name} counted the wrong number of records"
-            );
-        }
-    }
-    println!(
-        "{:<16} {:>8} {:>12} {:>22}",
-        "reader", "MB/s", "records/s", "time ÷ CsvSource's"
+    print!("catalogue as CSV: ");
+    support::run(
+        &path,
+        records,
+        &[
+            ("CsvSource", with_source),
+            ("csv-core fields", with_fields),
+            ("csv-core records", with_records),
+        ],
     );
-    for ((name, _), times) in contenders.iter().zip(&seconds) {
-        let t = median(times.clone());
-        // Median of the per-round ratios of this reader's time to CsvSource's.
-        let ratio = median(times.iter().zip(&seconds[0]).map(|(c, s)| c / s).collect());
-        println!(
-            "{name:<16} {:>8.1} {:>12.0} {ratio:>22.2}",
-            mb / t,
-            records as f64 / t
-        );
-    }
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    match n % 2 {
-        1 => values[n / 2],
-        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
-    }
 }
 
 /// Reads `path` with `CsvSource`; the number of records.

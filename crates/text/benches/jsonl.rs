@@ -11,79 +11,34 @@
 //! RINGPIPE_BENCH_RECORDS=1000000 cargo bench -p ringpipe-text --bench jsonl
 //! ```
 
-use std::env;
 use std::fs::File;
 use std::hint::black_box;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::time::Instant;
 
 use ringpipe_pipeline::{Row, Source};
 use ringpipe_text::{write_jsonl, JsonlSource, TextConfig};
 use ringpipe_xml::gen::{Catalogue, PRODUCT_COLUMNS};
 
-const ROUNDS: usize = 5;
+mod support;
 
 fn main() {
-    let records: u64 = env::var("RINGPIPE_BENCH_RECORDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200_000);
+    let records = support::records();
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("catalogue.jsonl");
     let catalogue = Catalogue::new(records);
     let rows = catalogue.products().map(|p| p.values().to_vec());
     write_jsonl(File::create(&path).expect("create"), &PRODUCT_COLUMNS, rows)
         .expect("write catalogue");
-    let mut bytes = Vec::new();
-    File::open(&path)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
-        .expect("read back");
-    let mb = bytes.len() as f64 / 1e6;
-    println!("catalogue: {records} records, {mb:.1} MB of JSON Lines");
-
-    type Contender = (&'static str, fn(&Path) -> u64);
-    let contenders: [Contender; 2] = [
-        ("JsonlSource", with_source),
-        ("serde_json Value", with_values),
-    ];
-    let mut seconds = vec![Vec::new(); contenders.len()];
-    for round in 0..ROUNDS {
-        for k in 0..contenders.len() {
-            let i = (round + k) % contenders.len();
-            let (name, read) = contenders[i];
-            let started = Instant::now();
-            let counted = read(&path);
-            seconds[i].push(started.elapsed().as_secs_f64());
-            assert_eq!(
-                counted, records,
-                "{name} counted the wrong number of records"
-            );
-        }
-    }
-    println!(
-        "{:<17} {:>8} {:>12} {:>22}",
-        "reader", "MB/s", "records/s", "time ÷ JsonlSource's"
+    print!("catalogue as JSON Lines: ");
+    support::run(
+        &path,
+        records,
+        &[
+            ("JsonlSource", with_source),
+            ("serde_json Value", with_values),
+        ],
     );
-    for ((name, _), times) in contenders.iter().zip(&seconds) {
-        let t = median(times.clone());
-        // Median of the per-round ratios of this reader's time to JsonlSource's.
-        let ratio = median(times.iter().zip(&seconds[0]).map(|(c, s)| c / s).collect());
-        println!(
-            "{name:<17} {:>8.1} {:>12.0} {ratio:>22.2}",
-            mb / t,
-            records as f64 / t
-        );
-    }
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    match n % 2 {
-        1 => values[n / 2],
-        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
-    }
 }
 
 /// Reads `path` with `JsonlSource`; the number of records.
