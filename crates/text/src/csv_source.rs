@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use ringpipe_pipeline::{RecordPosition, Row, Source, SourceProgress};
 
-use crate::csv_fields::{self, FieldError, Fields};
+use crate::csv_fields::{self, FieldError, Fields, Malformed};
 use crate::input::{self, NotUtf8};
 use crate::place::{self, Begin, Place};
 use crate::region::{self, Text};
@@ -20,7 +20,9 @@ use crate::{TextConfig, TextError};
 ///
 /// Records are split as `csv-core` (the `csv` crate's parser) splits them,
 /// keeping what the `csv` crate does not say: whether a field was quoted,
-/// which decides `NULL`, and where each field starts.
+/// which decides `NULL`, and where each field starts. Text after a closing
+/// quote and an input that ends inside a quoted field, which `csv-core`
+/// reads leniently, are errors.
 pub struct CsvSource {
     fields: Fields<Text>,
     /// Header fields per record.
@@ -201,6 +203,20 @@ impl CsvSource {
                     source: e,
                 },
             },
+            FieldError::Malformed(Malformed::AfterQuote) => self.error(
+                self.fields.line(),
+                column,
+                record,
+                "the delimiter or the record's end after a field's closing quote \
+                 (a quote inside a quoted field is written twice: \"\")"
+                    .into(),
+            ),
+            FieldError::Malformed(Malformed::OpenQuote) => self.error(
+                self.fields.field_line(),
+                column,
+                record,
+                "a closing quote for this field before the input ends".into(),
+            ),
             FieldError::TooLong => self.error(
                 self.fields.field_line(),
                 column,

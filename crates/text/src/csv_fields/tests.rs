@@ -1,7 +1,8 @@
 //! The splitter against `csv-core`, the parser it replaces: random inputs
 //! made of the bytes that matter (quotes, delimiters, line ends, multi-byte
 //! text), read through buffers of random small sizes, must give the same
-//! records, fields, quoting, lines, offsets and length faults.
+//! records, fields, quoting, lines, offsets and length faults, up to the
+//! malformed field the splitter refuses where `csv-core` reads on.
 
 use std::io::{BufRead, BufReader, Cursor};
 
@@ -13,9 +14,16 @@ use super::*;
 /// and the offset and line after it.
 type Record = ((u64, u64), Vec<(Vec<u8>, bool, u64)>, (u64, u64));
 
-/// What reading a whole input gives: its records, then `Some((record,
-/// field))` if a field was too long.
-type Outcome = (Vec<Record>, Option<(usize, usize)>);
+/// What stopped a reading: a field too long (record, field), or a
+/// malformed field in a record (only the splitter refuses those).
+#[derive(Debug, PartialEq)]
+enum Fault {
+    TooLong(usize, usize),
+    Malformed(usize, Malformed),
+}
+
+/// What reading a whole input gives: its records, then its fault.
+type Outcome = (Vec<Record>, Option<Fault>);
 
 /// The records of `input` by `csv-core`, field by field, as the source
 /// read them before this splitter: empty lines skipped before each record
@@ -48,7 +56,7 @@ fn by_csv_core(input: &[u8], delimiter: u8, max: usize) -> Outcome {
                     &rest[..rest.len().min(1)]
                 };
                 if len == out.len() {
-                    let fault = (records.len(), fields.len());
+                    let fault = Fault::TooLong(records.len(), fields.len());
                     return (records, Some(fault));
                 }
                 let (result, nin, nout) = core.read_field(rest, &mut out[len..]);
@@ -66,7 +74,7 @@ fn by_csv_core(input: &[u8], delimiter: u8, max: usize) -> Outcome {
                 return (records, None);
             };
             if len > max {
-                let fault = (records.len(), fields.len());
+                let fault = Fault::TooLong(records.len(), fields.len());
                 return (records, Some(fault));
             }
             fields.push((out[..len].to_vec(), quoted, line));
@@ -88,7 +96,11 @@ fn by_fields(input: &[u8], delimiter: u8, max: usize, capacity: usize) -> Outcom
             Ok(true) => {}
             Ok(false) => return (records, None),
             Err(FieldError::TooLong) => {
-                let fault = (records.len(), fields.count());
+                let fault = Fault::TooLong(records.len(), fields.count());
+                return (records, Some(fault));
+            }
+            Err(FieldError::Malformed(how)) => {
+                let fault = Fault::Malformed(records.len(), how);
                 return (records, Some(fault));
             }
             Err(FieldError::Io(e)) => panic!("{e}"),
@@ -138,23 +150,101 @@ fn random_input(random: &mut Random, delimiter: u8) -> Vec<u8> {
     input
 }
 
+/// Well-formed CSV: fields unquoted (no quote, delimiter or line end in
+/// them) or quoted (their quotes doubled), records ended by any line end.
+fn well_formed_input(random: &mut Random, delimiter: u8) -> Vec<u8> {
+    let texts: [&[u8]; 7] = [
+        b"",
+        b"a",
+        b"bc d",
+        "\u{e9}".as_bytes(),
+        b"\"",
+        b"\r\n",
+        b"\n",
+    ];
+    let mut input = Vec::new();
+    for _ in 0..random.below(12) {
+        for field in 0..1 + random.below(4) {
+            if field > 0 {
+                input.push(delimiter);
+            }
+            let mut text = Vec::new();
+            for _ in 0..random.below(4) {
+                text.extend_from_slice(texts[random.below(texts.len())]);
+            }
+            text.extend_from_slice(&[delimiter][..random.below(2)]);
+            let plain = !text.iter().any(|b| matches!(b, b'"' | b'\r' | b'\n'))
+                && !text.contains(&delimiter);
+            if plain && random.below(2) == 0 && !text.is_empty() {
+                input.extend_from_slice(&text);
+            } else {
+                input.push(b'"');
+                for &b in &text {
+                    if b == b'"' {
+                        input.push(b'"');
+                    }
+                    input.push(b);
+                }
+                input.push(b'"');
+            }
+        }
+        input.extend_from_slice([&b"\n"[..], b"\r\n", b"\r"][random.below(3)]);
+    }
+    input
+}
+
 #[test]
 fn random_inputs_split_as_csv_core_splits_them() {
     let mut random = Random(0x9e37_79b9_7f4a_7c15);
+    let mut whole = 0;
     for case in 0..20_000 {
         let delimiter = [b',', b';', b'\t'][random.below(3)];
-        let input = random_input(&mut random, delimiter);
+        let well_formed = case % 2 == 0;
+        let input = match well_formed {
+            true => well_formed_input(&mut random, delimiter),
+            false => random_input(&mut random, delimiter),
+        };
         let max = [0, 1, 3, 8, 1 << 20][random.below(5)];
         let capacity = 1 + random.below(9);
         let expected = by_csv_core(&input, delimiter, max);
         let got = by_fields(&input, delimiter, max, capacity);
-        assert_eq!(
-            got,
-            expected,
+        let context = format!(
             "case {case}: input {:?}, delimiter {:?}, max {max}, buffer {capacity}",
             String::from_utf8_lossy(&input),
             delimiter as char
         );
+        match got.1 {
+            // Refused where csv-core reads on: the same records before it.
+            Some(Fault::Malformed(record, _)) => {
+                assert!(!well_formed, "{context}");
+                let before = &expected.0[..record.min(expected.0.len())];
+                assert_eq!(got.0, before, "{context}");
+            }
+            _ => {
+                assert_eq!(got, expected, "{context}");
+                whole += 1;
+            }
+        }
+    }
+    // Most inputs are compared whole: all well-formed ones, and the random
+    // ones without a malformed field.
+    assert!(whole > 12_000, "{whole} compared whole");
+}
+
+#[test]
+fn text_after_a_closing_quote_and_an_open_quote_at_the_end_are_refused() {
+    let cases = [
+        ("a,\"b\"c,d\n", 0, Malformed::AfterQuote),
+        ("x\n\"a\" ,b\n", 1, Malformed::AfterQuote),
+        ("x\n1,\"open\n2,b\n", 1, Malformed::OpenQuote),
+        ("\"a\"\"", 0, Malformed::OpenQuote),
+    ];
+    for (input, record, how) in cases {
+        for capacity in [1, 3, 64] {
+            let (records, fault) = by_fields(input.as_bytes(), b',', 100, capacity);
+            assert_eq!(records.len(), record, "{input:?}");
+            assert_eq!(fault, Some(Fault::Malformed(record, how)), "{input:?}");
+        }
     }
 }
 
@@ -163,15 +253,14 @@ type Expected<'a> = &'a [&'a [(&'a str, bool)]];
 
 #[test]
 fn quoting_rules() {
-    let cases: [(&str, Expected); 7] = [
+    let cases: [(&str, Expected); 6] = [
         ("a,\"b,c\"\n", &[&[("a", false), ("b,c", true)]]),
         ("\"a\"\"b\"\r\nc", &[&[("a\"b", true)], &[("c", false)]]),
-        ("\"a\"b,c\"d\n", &[&[("ab", true), ("c\"d", false)]]),
+        ("\"a\",c\"d\n", &[&[("a", true), ("c\"d", false)]]),
         (
             "\"x\ny\"\n\n\r\nz,",
             &[&[("x\ny", true)], &[("z", false), ("", false)]],
         ),
-        ("\"open", &[&[("open", true)]]),
         ("\"\"", &[&[("", true)]]),
         (",\r", &[&[("", false), ("", false)]]),
     ];

@@ -132,3 +132,19 @@ fn an_input_without_records_is_refused_unless_allowed() {
         );
     }
 }
+
+#[test]
+fn text_after_a_closing_quote_and_an_unclosed_quote_are_refused_where_they_are() {
+    let config = || TextConfig::new(["a", "b"]);
+    let error = read(b"a,b\n1,2\n3,\"x\"y\n", config()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "t.csv:3:2: record 2: the delimiter or the record's end after a field's closing \
+         quote (a quote inside a quoted field is written twice: \"\")"
+    );
+    let error = read(b"a,b\n1,\"open\n2,3\n", config()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "t.csv:2:2: record 1: a closing quote for this field before the input ends"
+    );
+}
