@@ -90,6 +90,12 @@ impl Document {
         self.depth
     }
 
+    /// Whether one more element may open inside the current one.
+    #[inline]
+    pub(crate) fn has_room(&self) -> bool {
+        self.depth < self.max_depth
+    }
+
     /// Notes that one more event was read (for the declaration-first rule).
     #[inline]
     pub(crate) fn event(&mut self) {

@@ -100,6 +100,13 @@ impl Window {
         &self.buf[self.start..self.end]
     }
 
+    /// The leading bytes of [`data`](Self::data) that passed the UTF-8
+    /// and character checks.
+    #[inline]
+    pub(crate) fn checked(&self) -> &[u8] {
+        &self.buf[self.start..self.valid.max(self.start)]
+    }
+
     /// Whether the input has ended (no [`fill`](Self::fill) will add bytes).
     #[inline]
     pub(crate) fn at_eof(&self) -> bool {
@@ -121,7 +128,7 @@ impl Window {
     /// An encoding fault at the first byte that is not UTF-8 when `range`
     /// reaches it. `range` must start and end on ASCII bytes or at the
     /// end of the token (never inside a character).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn text(&self, range: Range<usize>) -> Result<&str, Located> {
         // Every token's bytes pass through here before the next token
         // starts, so `valid` does not fall behind `start`; saturating keeps

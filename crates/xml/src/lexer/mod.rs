@@ -11,7 +11,8 @@
 //! without a second look. Nesting (end-tag names), the document's shape
 //! and references are checked by the callers (`Document`,
 //! `RecordReader`), so this module knows only token syntax. Tags and text
-//! are here; the tokens that start `<?` or `<!` are in `markup.rs`.
+//! are here; the tokens that start `<?` or `<!` are in `markup.rs`, and a
+//! whole plain field element, read in one step, in `plain.rs`.
 
 use crate::diagnose::{Fault, Located};
 use crate::scan;
@@ -19,6 +20,9 @@ use crate::tag::Tag;
 use crate::window::Window;
 
 mod markup;
+mod plain;
+
+pub(crate) use plain::PlainElement;
 
 /// One token of the input, borrowed from the window.
 #[derive(Debug)]

@@ -7,6 +7,7 @@ use ringpipe_pipeline::Row;
 use crate::binary::Decode;
 use crate::diagnose::{ref_fault, Fault, Located};
 use crate::document::Document;
+use crate::lexer::PlainElement;
 use crate::tag::Tag;
 use crate::text::{self, DeclaredEntities};
 
@@ -159,6 +160,71 @@ impl RecordReader {
                 Ok(Target::Column(column))
             }
         }
+    }
+
+    /// A plain field element (`<name>text</name>` or `<name/>`, see
+    /// [`PlainElement`]) read directly inside the record at `depth`: fills
+    /// its column as its start tag, text and end tag would, and returns
+    /// `true`. Returns `false`, having changed nothing the tokens would
+    /// not, when the element needs the general path: the name is no
+    /// field of this record (or has a prefix), the column already has a
+    /// value in this record, the text is over the value limit, or a path
+    /// or decoding is configured.
+    ///
+    /// Field names were checked as XML names when the configuration was
+    /// built, so a name that matches one is well-formed.
+    #[inline]
+    pub(crate) fn plain_field(
+        &mut self,
+        element: PlainElement<'_>,
+        depth: usize,
+        row: &mut Row,
+        document: &Document,
+    ) -> bool {
+        if !self.plain_fields
+            || self.record_depth == 0
+            || depth != self.record_depth
+            || element.text.len() > self.limits.max_value_bytes
+        {
+            return false;
+        }
+        debug_assert!(self.target == Target::Nowhere && self.pending.is_none());
+        // A name with a prefix matches no entry's local name (those are
+        // names without `:`), so it falls to the general path here.
+        let scope = &document.namespaces;
+        let Some(column) = self.fields.lookup_split("", element.name, false, scope) else {
+            return false;
+        };
+        let before = self.filled[column];
+        if before == self.serial {
+            return false;
+        }
+        self.filled[column] = self.serial;
+        let value = row.value_mut(column);
+        if !element.references {
+            value.push_str(element.text);
+        } else {
+            // As the text token would: its references expanded into the
+            // field's value. A bad one is left to the general path, which
+            // reports it where it stands (and clears the value first).
+            self.target = Target::Column(column);
+            let text = (element.text, false, false);
+            let expanded = self.content(text, depth + 1, row, &document.declared);
+            self.target = Target::Nowhere;
+            if expanded.is_err() {
+                self.filled[column] = before;
+                return false;
+            }
+        }
+        self.usage.mark(column);
+        true
+    }
+
+    /// Turns [`RecordReader::plain_field`] off, for tests that compare
+    /// with the general path.
+    #[cfg(test)]
+    pub(crate) fn general_path_only(&mut self) {
+        self.plain_fields = false;
     }
 
     /// Validates the attributes of an element that holds no field.

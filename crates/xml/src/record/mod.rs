@@ -87,6 +87,10 @@ pub(crate) struct RecordReader {
     scratch: String,
     /// Reused for the `name` of a `<field name="…">`.
     field_name: String,
+    /// Whether a plain field element may be taken in one step
+    /// ([`RecordReader::plain_field`]): no field path and no decoding
+    /// watches what a field's tokens do.
+    plain_fields: bool,
 }
 
 impl RecordReader {
@@ -115,6 +119,8 @@ impl RecordReader {
             target: Target::Nowhere,
             scratch: String::new(),
             field_name: String::new(),
+            plain_fields: config.field_paths().is_empty()
+                && config.column_decodes().iter().all(Option::is_none),
         }
     }
 

@@ -185,10 +185,21 @@ impl XmlSource {
         loop {
             // Indentation inside the root element that no field takes is
             // passed over without a token (outside the root, white space
-            // still counts: nothing may come before the XML declaration).
+            // still counts: nothing may come before the XML declaration),
+            // and a plain field element (`lexer/plain.rs`) inside a record
+            // is applied in one step instead of three tokens.
             let depth = self.document.depth();
             if depth > 0 && self.record.ignores_text(depth) {
                 self.lexer.skip_blank();
+                if self.record.in_record() && self.document.has_room() {
+                    if let Some(element) = self.lexer.plain_element() {
+                        let len = element.len;
+                        if self.record.plain_field(element, depth, row, &self.document) {
+                            self.lexer.consume_plain(len);
+                            continue;
+                        }
+                    }
+                }
             }
             let step = self.lexer.next_token().and_then(|token| {
                 step(
@@ -285,3 +296,6 @@ impl Source for XmlSource {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
