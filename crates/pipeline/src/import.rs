@@ -141,7 +141,8 @@ impl<T: Target> Import<T> {
         self
     }
 
-    /// Column buffers larger than this are freed once their row is done.
+    /// Column buffers larger than this are freed before their slot is
+    /// filled again.
     pub fn keep_bytes(mut self, bytes: usize) -> Self {
         self.settings.keep_bytes = bytes;
         self

@@ -248,8 +248,8 @@ impl Row {
 
     /// Frees any column buffer whose capacity exceeds `max_bytes`.
     ///
-    /// The clearing stage calls this so that one huge record does not pin
-    /// its memory in a slot for the rest of the run.
+    /// An import calls this before a slot's row is filled again, so that
+    /// one huge record does not pin its memory in a slot for the run.
     pub fn shrink_to(&mut self, max_bytes: usize) {
         for text in &mut self.texts {
             if text.capacity() > max_bytes {

@@ -11,7 +11,7 @@ use ringpipe_ring::{
 
 use crate::digest::RowsDigest;
 use crate::split_check::SplitCheck;
-use crate::stages::{ClearStage, RowEvent, RunState, SinkStage};
+use crate::stages::{RowEvent, RunState, SinkStage};
 use crate::summary::{summary, RunError, RunFailure};
 use crate::{
     ImportIdentity, Ownership, Progress, RecordPosition, ResumeError, Row, RunSummary, Sink, Source,
@@ -20,7 +20,7 @@ use crate::{
 /// Rows the source thread claims and publishes at a time.
 const PUBLISH_BLOCK: usize = 256;
 
-/// One region's run: `source → ring → shards × sink → clearing stage`.
+/// One region's run: `source → ring → shards × sink`.
 ///
 /// The calling thread runs the source: it claims slots in blocks, lets the
 /// source fill each slot's row in place, numbers the record, and publishes
@@ -203,6 +203,7 @@ impl<S: Source> Pipeline<S> {
     ) -> (Result<(), RunError>, u64, u64) {
         let (mut rows_read, mut rows_skipped) = (0, 0);
         let mut last_report = Instant::now();
+        let keep_bytes = self.settings.keep_bytes;
         // Rows are claimed and published in blocks: one cursor store and one
         // wake-up per block instead of per row, so idle stages wake once per
         // block rather than once per row.
@@ -223,6 +224,10 @@ impl<S: Source> Pipeline<S> {
                 let mut outcome = Ok(false);
                 let mut skip = false;
                 claim.write(index, |event| {
+                    // The slot's buffers are bounded here, where the
+                    // producer is about to write them anyway, so that one
+                    // huge record does not pin its memory for the run.
+                    event.row.shrink_to(keep_bytes);
                     outcome = self.source.next_row(&mut event.row).map_err(Stop::Source);
                     let record = self.source.records_before() + rows_read + 1;
                     let position = event.row.position();
@@ -321,9 +326,6 @@ impl<S: Source> Pipeline<S> {
                 move |event: &RowEvent| ownership.turn(event.row.position().record),
                 &mut next_sink,
             )
-            .then_mut(ClearStage {
-                keep_bytes: settings.keep_bytes,
-            })
             .start()
     }
 

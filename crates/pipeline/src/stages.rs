@@ -1,12 +1,11 @@
-//! The handlers an import puts on its ring: the sink stage and the
-//! clearing stage.
+//! The handler an import puts on its ring: the sink stage.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use ringpipe_ring::{EventHandler, EventHandlerMut, HandlerError};
+use ringpipe_ring::{EventHandler, HandlerError};
 
 use crate::digest::RowsDigest;
 use crate::{Checkpoint, ImportIdentity, Retryable, Row, Sink};
@@ -232,19 +231,5 @@ impl<K: Sink> EventHandler<RowEvent> for SinkStage<K> {
             };
             self.state.close_error.lock().get_or_insert(error);
         }
-    }
-}
-
-/// The final stage: marks each slot empty and frees oversized column
-/// buffers, so one huge record does not stay resident for the whole run.
-pub(crate) struct ClearStage {
-    pub(crate) keep_bytes: usize,
-}
-
-impl EventHandlerMut<RowEvent> for ClearStage {
-    fn on_event(&mut self, event: &mut RowEvent, _: i64, _: bool) -> Result<(), HandlerError> {
-        event.filled = false;
-        event.row.shrink_to(self.keep_bytes);
-        Ok(())
     }
 }
