@@ -1,7 +1,8 @@
 //! The shortest way through the commonest element of a record: a field
 //! written `<name>text</name>`, `<name><![CDATA[text]]></name>` or
-//! `<name/>`, with no attribute, no white space inside its tags, and text
-//! that holds no `>` or CR.
+//! `<name/>`, or as `mysqldump --xml` writes it, `<field name="name">…`,
+//! with no other attribute, no other white space inside its tags, and
+//! text that holds no `>` or CR.
 //!
 //! Such an element means exactly what its tokens would (a start tag, one
 //! text run or CDATA section, an end tag), so the caller may apply it in
@@ -23,11 +24,16 @@ use super::Lexer;
 const CDATA: &[u8] = b"<![CDATA[";
 
 /// `<name>text</name>`, `<name><![CDATA[text]]></name>` or `<name/>`
-/// (with empty `text`) at the window's start.
+/// (with empty `text`) at the window's start, or the same with
+/// `<field name="name">` and `</field>` (the `mysqldump --xml` form).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PlainElement<'a> {
-    /// The element name as written (any bytes but `<`, `>` and `/`).
+    /// The field's name as written: the element name, or the `name`
+    /// attribute's value in the `<field>` form (any bytes but `<`, `>`,
+    /// `/` and `"`).
     pub(crate) name: &'a str,
+    /// Whether `name` is a `<field name="…">`'s attribute value.
+    pub(crate) named: bool,
     /// The text between the tags as written (without the CDATA markers
     /// when the content is one CDATA section).
     pub(crate) text: &'a str,
@@ -36,6 +42,9 @@ pub(crate) struct PlainElement<'a> {
     /// Bytes from `<` through the end tag's `>`.
     pub(crate) len: usize,
 }
+
+/// What opens a `mysqldump --xml` field, up to its name.
+const FIELD: &[u8] = b"<field name=\"";
 
 impl Lexer {
     /// The element at the window's start, if it is a plain one held whole
@@ -49,31 +58,45 @@ impl Lexer {
         if data.first() != Some(&b'<') || matches!(data.get(1), Some(b'/' | b'!' | b'?') | None) {
             return None;
         }
-        let gt = 1 + scan::byte(b'>', &data[1..])?;
+        // The field's name, whether the `name` attribute gives it, the
+        // start tag's `>`, and the element's name.
+        let (name, named, gt, tag) = if data.starts_with(FIELD) {
+            let quote = FIELD.len() + scan::byte(b'"', &data[FIELD.len()..])?;
+            let gt = quote + 1 + usize::from(data.get(quote + 1) == Some(&b'/'));
+            (FIELD.len()..quote, true, gt, 1.."<field".len())
+        } else {
+            let gt = 1 + scan::byte(b'>', &data[1..])?;
+            let name_end = gt - usize::from(data[gt - 1] == b'/');
+            (1..name_end, false, gt, 1..name_end)
+        };
+        if data.get(gt) != Some(&b'>') {
+            return None;
+        }
         if data[gt - 1] == b'/' {
             return Some(PlainElement {
-                name: window.text(1..gt - 1).ok()?,
+                name: window.text(name).ok()?,
+                named,
                 text: "",
                 references: false,
                 len: gt + 1,
             });
         }
-        let name = 1..gt;
         let (text, references, close) = match data[gt + 1..].starts_with(CDATA) {
             true => cdata(data, gt + 1 + CDATA.len())?,
             false => text(data, gt + 1)?,
         };
-        let end = close + 2 + name.len();
+        let end = close + 2 + tag.len();
         if data.get(close..close + 2) != Some(b"</")
-            || data.get(close + 2..end) != Some(&data[name.clone()])
+            || data.get(close + 2..end) != Some(&data[tag])
             || data.get(end) != Some(&b'>')
         {
             return None;
         }
         // Both ranges lie in the checked bytes and end beside an ASCII
-        // `<`, `>`, `/` or `[`, as `Window::text` requires.
+        // `<`, `>`, `/`, `"` or `[`, as `Window::text` requires.
         Some(PlainElement {
             name: window.text(name).ok()?,
+            named,
             text: window.text(text).ok()?,
             references,
             len: end + 1,

@@ -162,8 +162,9 @@ impl RecordReader {
         }
     }
 
-    /// A plain field element (`<name>text</name>` or `<name/>`, see
-    /// [`PlainElement`]) read directly inside the record at `depth`: fills
+    /// A plain field element (`<name>text</name>`, `<name/>` or
+    /// `<field name="name">text</field>`, see [`PlainElement`]) read
+    /// directly inside the record at `depth`: fills
     /// its column as its start tag, text and end tag would, and returns
     /// `true`. Returns `false`, having changed nothing the tokens would
     /// not, when the element needs the general path: the name is no
@@ -189,10 +190,15 @@ impl RecordReader {
             return false;
         }
         debug_assert!(self.target == Target::Nowhere && self.pending.is_none());
-        // A name with a prefix matches no entry's local name (those are
-        // names without `:`), so it falls to the general path here.
+        // A name with a prefix, a reference or white space matches no
+        // entry's local name (those are names without `:`), so it falls
+        // to the general path here. `<field name="…">` names a plain column
+        // name, in no namespace, as in `field_start_in`.
         let scope = &document.namespaces;
-        let Some(column) = self.fields.lookup_split("", element.name, false, scope) else {
+        let found = self
+            .fields
+            .lookup_split("", element.name, element.named, scope);
+        let Some(column) = found else {
             return false;
         };
         let before = self.filled[column];

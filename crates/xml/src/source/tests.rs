@@ -18,6 +18,9 @@ const PLAIN: &[&str] = &[
     "<c/>",
     "<a></a>",
     "<b><![CDATA[{}]]></b>",
+    "<field name=\"a\">{}</field>",
+    "<field name=\"c\"/>",
+    "<field name=\"b\"><![CDATA[{}]]></field>",
     "\n  ",
 ];
 
@@ -44,6 +47,17 @@ const ODD: &[&str] = &[
     "</row>",
     "<!-- {} -->",
     "{}",
+    "<field name=\"a\" >{}</field>",
+    "<field name=\"a\" xsi:nil=\"true\" />",
+    "<field name=\"c\" />",
+    "<field name='a'>{}</field>",
+    "<field name=\"&#97;\">{}</field>",
+    "<field name=\"p:a\">{}</field>",
+    "<field name=\"z\">{}</field>",
+    "<field name=\"a\">{}</b>",
+    "<field>{}</field>",
+    "<field name=\"a\">{}</field >",
+    "<field name=\"a\"b{}</field>",
 ];
 
 /// Text: plain, references, line ends, non-ASCII...
@@ -72,6 +86,7 @@ fn document(random: &mut SplitMix64) -> String {
         "<r xmlns:p=\"urn:p\">",
         "<r xmlns:p=\"urn:p\" xmlns=\"urn:d\">",
         "<r xmlns:p=\"urn:p\" xmlns:q=\"urn:q\">",
+        "<r xmlns:p=\"urn:p\" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\">",
     ]);
     let mut xml = format!("<?xml version=\"1.0\"?>\n{root}\n");
     for _ in 0..random.below(6) {
@@ -107,6 +122,9 @@ fn config(random: &mut SplitMix64) -> XmlConfig {
     }
     if random.percent(20) {
         config = config.rename("p:a", "b");
+    }
+    if random.percent(20) {
+        config = config.rename("field", "c");
     }
     config
 }
