@@ -106,6 +106,32 @@ fn first<const N: usize>(
         .map(|found| at + found)
 }
 
+/// White space as XML defines it (production [3]).
+const BLANK: [u8; 4] = [b' ', b'\t', b'\n', b'\r'];
+
+/// The length of the white space (space, tab, LF, CR) that starts
+/// `data`: the indentation between elements.
+#[inline]
+pub(crate) fn blank_len(data: &[u8]) -> usize {
+    let mut at = 0;
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    while let Some(block) = data.get(at..at + 16) {
+        let Ok(block) = <&[u8; 16]>::try_from(block) else {
+            break;
+        };
+        let other = !sse2::marks(block, BLANK) & 0xFFFF;
+        if other != 0 {
+            return at + other.trailing_zeros() as usize;
+        }
+        at += 16;
+    }
+    let rest = data.get(at..).unwrap_or_default();
+    at + rest
+        .iter()
+        .position(|b| !BLANK.contains(b))
+        .unwrap_or(rest.len())
+}
+
 /// The first `b` in `data` (as `memchr`).
 #[inline]
 pub(crate) fn byte(b: u8, data: &[u8]) -> Option<usize> {
@@ -216,6 +242,27 @@ mod tests {
             naive(data, is_text_stop),
             "text in {data:?}"
         );
+        assert_eq!(
+            Some(blank_len(data)),
+            naive(data, |x| !BLANK.contains(&x)).or(Some(data.len())),
+            "blank in {data:?}"
+        );
+    }
+
+    #[test]
+    fn blank_runs_of_every_length_end_where_they_end() {
+        for len in 0..=40 {
+            for blank in BLANK {
+                for after in [b'<', b'a', 0, 0xFF, b' ' + 1, b'\t' - 1] {
+                    let mut data = vec![blank; len];
+                    agree(&data);
+                    data.push(after);
+                    agree(&data);
+                    data.extend_from_slice(b"    ");
+                    agree(&data);
+                }
+            }
+        }
     }
 
     #[test]

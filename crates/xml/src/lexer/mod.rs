@@ -91,10 +91,7 @@ impl Lexer {
     pub(crate) fn skip_blank(&mut self) {
         self.window.consume(std::mem::take(&mut self.last_len));
         let data = self.window.data();
-        let len = data
-            .iter()
-            .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-            .unwrap_or(data.len());
+        let len = scan::blank_len(data);
         if len > 0 && data.get(len) == Some(&b'<') {
             self.window.consume(len);
         }
