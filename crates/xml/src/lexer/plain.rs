@@ -29,8 +29,8 @@ const CDATA: &[u8] = b"<![CDATA[";
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PlainElement<'a> {
     /// The field's name as written: the element name, or the `name`
-    /// attribute's value in the `<field>` form (any bytes but `<`, `>`,
-    /// `/` and `"`).
+    /// attribute's value in the `<field>` form. Unchecked: the caller
+    /// takes the element only if this matches a field's name.
     pub(crate) name: &'a str,
     /// Whether `name` is a `<field name="…">`'s attribute value.
     pub(crate) named: bool,
