@@ -45,6 +45,9 @@
 #   RINGPIPE_BENCH_ROUNDS=5       rounds (default 5)
 #   RINGPIPE_BENCH_SLICE=20000    rows of the slow contenders' slice
 #   RINGPIPE_BENCH_ONLY='a|b'     only contenders whose name matches this ERE
+#   RINGPIPE_BENCH_VARIANTS='--shards 3 --regions 3;--batch-rows 2500'
+#                                 more contenders: ringpipe's default import
+#                                 with each of these flag sets (`;` between)
 #   RINGPIPE_BENCH_URL=mysql://…  the server (default: scripts/dev-db.sh's)
 # Results: target/bench-import/runs.csv and results.md.
 set -euo pipefail
@@ -141,6 +144,11 @@ fi
 if [[ -n "${RINGPIPE_BENCH_ONLY:-}" ]]; then
     mapfile -t contenders < <(printf '%s\n' "${contenders[@]}" | grep -E "^ringpipe\||${RINGPIPE_BENCH_ONLY}")
 fi
+IFS=';' read -ra variants <<< "${RINGPIPE_BENCH_VARIANTS:-}"
+for flags in "${variants[@]}"; do
+    [[ "$flags" != *'|'* ]] || die "RINGPIPE_BENCH_VARIANTS: a flag set may not hold '|'"
+    contenders+=("ringpipe $flags|$transport|$rows|c_ringpipe_with $flags")
+done
 
 # Where the server-side loads read the TSV and its halves (see the header).
 SERVER_FILES=("$tsv" "$work/half-00" "$work/half-01")
@@ -162,6 +170,7 @@ fi
 
 c_ringpipe() { "$bin" import "$xml" --url "$url" --table "$table" --row product --quiet; }
 c_ringpipe_csv() { "$bin" import "$csv" --url "$url" --table "$table" --null-string '\N' --quiet; }
+c_ringpipe_with() { "$bin" import "$xml" --url "$url" --table "$table" --row product --quiet "$@"; }
 c_ringpipe_tcp() { "$bin" import "$xml" --url "$tcp_url" --table "$table" --row product --quiet; }
 c_ringpipe_row() {
     "$bin" import "$work/products-$slice.xml" --url "$url" --table "$table" --row product --quiet \
@@ -189,13 +198,15 @@ echo "round,contender,transport,rows,wall_s,client_cpu_s,server_cpu_s,check" > "
 run_one() { # ROUND ENTRY
     local name transport n fn lossy
     IFS='|' read -r name transport n fn lossy <<< "$2"
+    local -a command
+    read -ra command <<< "$fn" # the function, and a variant's flags
     if [[ "$fn" == c_load_data_keys_after ]]; then fresh_table "$bare_ddl"; else fresh_table; fi
     # Inputs read once untimed: every run starts with its file in the page cache.
     cat "$xml" "$tsv" "$csv" "$work/products-$slice.xml" "$work/naive.sql" "${SERVER_FILES[@]}" > /dev/null
     local before after times state expect="$reference"
     (( n == rows )) || expect="$slice_reference"
     before="$(proc_cpu_ticks "$server_pid")"
-    { TIMEFORMAT='%R %U %S'; time "$fn" > /dev/null 2> "$work/run.err"; } 2> "$work/run.time" || true
+    { TIMEFORMAT='%R %U %S'; time "${command[@]}" > /dev/null 2> "$work/run.err"; } 2> "$work/run.time" || true
     after="$(proc_cpu_ticks "$server_pid")"
     times="$(tail -n 1 "$work/run.time")"
     state="$(table_state)"

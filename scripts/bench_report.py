@@ -91,8 +91,11 @@ def main():
 
     model, cpus = lscpu()
     env = os.environ.get
-    only = env("RINGPIPE_BENCH_ONLY")
-    only = f"RINGPIPE_BENCH_ONLY='{only}' " if only else ""
+    only = "".join(
+        f"{name}='{env(name)}' "
+        for name in ("RINGPIPE_BENCH_ONLY", "RINGPIPE_BENCH_VARIANTS")
+        if env(name)
+    )
     lines = [
         f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  ",
         f"Machine: {model}, {cpus} CPUs  ",
