@@ -131,6 +131,7 @@ impl<'a> Tag<'a> {
             offset: base + at,
         };
         let mut names = [""; INLINE_NAMES];
+        let mut marks = 0u64;
         let mut more_names = Vec::new();
         let mut count = 0;
         let mut at = 0;
@@ -167,11 +168,17 @@ impl<'a> Tag<'a> {
                 );
                 return Err(fault(&message, bytes.len()));
             };
-            let seen = &names[..count.min(INLINE_NAMES)];
-            let same = |name: &&str| same_str(name, key);
-            if seen.iter().any(same) || more_names.iter().any(same) {
-                return Err(fault("duplicate attribute", key_start));
+            // Names differing in length or last byte differ: a bit for
+            // each pair seen lets most attributes skip the comparisons.
+            let mark = name_mark(key);
+            if marks & mark != 0 {
+                let seen = &names[..count.min(INLINE_NAMES)];
+                let same = |name: &&str| same_str(name, key);
+                if seen.iter().any(same) || more_names.iter().any(same) {
+                    return Err(fault("duplicate attribute", key_start));
+                }
             }
+            marks |= mark;
             match names.get_mut(count) {
                 Some(slot) => *slot = key,
                 None => more_names.push(key),
@@ -197,6 +204,14 @@ impl<'a> Tag<'a> {
             }
         }
     }
+}
+
+/// One of 64 bits, from a name's length and last byte: equal names get
+/// the same bit.
+#[inline]
+fn name_mark(name: &str) -> u64 {
+    let last = name.as_bytes().last().copied().unwrap_or(0);
+    1 << ((name.len().wrapping_mul(31) ^ usize::from(last)) & 63)
 }
 
 #[inline]
@@ -268,6 +283,31 @@ mod tests {
         for b in 0..=255u8 {
             let bytes = [b, b'x'];
             assert_eq!(skip_spaces(&bytes, 0), usize::from(is_space(&b)), "{b}");
+        }
+    }
+
+    #[test]
+    fn duplicates_are_found_whatever_the_names_share() {
+        // Short names from a small alphabet: many share a length and a
+        // last byte (and so a mark) without being equal, and many repeat.
+        let mut rng = crate::gen::rng::SplitMix64::new(11, 0);
+        for _ in 0..5_000 {
+            let names: Vec<String> = (0..rng.below(12))
+                .map(|_| {
+                    (0..=rng.below(3))
+                        .map(|_| rng.pick(&['a', 'b', 'c']))
+                        .collect()
+                })
+                .collect();
+            let text: String = names.iter().map(|n| format!(" {n}=''")).collect();
+            let mut seen = std::collections::HashSet::new();
+            let repeats = !names.iter().all(|n| seen.insert(n));
+            let got = attributes(&format!("p{text}"), 99);
+            assert_eq!(
+                got.as_ref().is_err_and(|e| e.contains("duplicate")),
+                repeats,
+                "{text}: {got:?}"
+            );
         }
     }
 
