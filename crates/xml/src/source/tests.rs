@@ -3,13 +3,12 @@
 //! nothing: random documents full of near-plain fields give the same rows,
 //! positions and errors with it and without it, whole and read in pieces.
 
-use std::io::{self, Read};
-
 use ringpipe_pipeline::{RecordPosition, Row, Source};
 
 use super::XmlSource;
 use crate::config::{Repeated, XmlConfig};
 use crate::gen::rng::SplitMix64;
+use crate::window::tests::trickle;
 
 /// Field elements that are plain (most of a real file)...
 const PLAIN: &[&str] = &[
@@ -129,30 +128,11 @@ fn config(random: &mut SplitMix64) -> XmlConfig {
     config
 }
 
-/// Hands out its bytes `step` at a time.
-struct Pieces {
-    bytes: Vec<u8>,
-    at: usize,
-    step: usize,
-}
+/// The rows read (values and positions), and the error that ended them.
+type Outcome = (Vec<(Vec<Option<String>>, RecordPosition)>, Option<String>);
 
-impl Read for Pieces {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let n = self.step.min(out.len()).min(self.bytes.len() - self.at);
-        out[..n].copy_from_slice(&self.bytes[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
-    }
-}
-
-type Read1 = (Vec<(Vec<Option<String>>, RecordPosition)>, Option<String>);
-
-fn read(xml: &str, config: XmlConfig, step: usize, plain: bool) -> Read1 {
-    let input = Pieces {
-        bytes: xml.as_bytes().to_vec(),
-        at: 0,
-        step,
-    };
+fn read(xml: &str, config: XmlConfig, step: usize, plain: bool) -> Outcome {
+    let input = trickle(xml.as_bytes(), step);
     let mut source = match XmlSource::from_reader("t.xml", input, config) {
         Ok(source) => source,
         Err(error) => return (Vec::new(), Some(error.to_string())),
