@@ -24,7 +24,6 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use csv_core::{ReadFieldResult, ReadRecordResult};
-use ringpipe_pipeline::{Row, Source};
 use ringpipe_text::{write_csv, CsvSource, TextConfig};
 use ringpipe_xml::gen::{Catalogue, PRODUCT_COLUMNS};
 
@@ -58,14 +57,7 @@ fn main() {
 /// Reads `path` with `CsvSource`; the number of records.
 fn with_source(path: &Path) -> u64 {
     let config = TextConfig::new(PRODUCT_COLUMNS).null_string("\\N");
-    let mut source = CsvSource::open(path, config).expect("open");
-    let mut row = Row::with_columns(PRODUCT_COLUMNS.len());
-    let mut records = 0;
-    while source.next_row(&mut row).expect("read") {
-        black_box(&row);
-        records += 1;
-    }
-    records
+    support::count(CsvSource::open(path, config).expect("open"))
 }
 
 /// Reads `path` with `csv-core`'s field loop, noting whether each field was

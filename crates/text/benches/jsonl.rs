@@ -16,7 +16,6 @@ use std::hint::black_box;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use ringpipe_pipeline::{Row, Source};
 use ringpipe_text::{write_jsonl, JsonlSource, TextConfig};
 use ringpipe_xml::gen::{Catalogue, PRODUCT_COLUMNS};
 
@@ -43,15 +42,7 @@ fn main() {
 
 /// Reads `path` with `JsonlSource`; the number of records.
 fn with_source(path: &Path) -> u64 {
-    let config = TextConfig::new(PRODUCT_COLUMNS);
-    let mut source = JsonlSource::open(path, config).expect("open");
-    let mut row = Row::with_columns(PRODUCT_COLUMNS.len());
-    let mut records = 0;
-    while source.next_row(&mut row).expect("read") {
-        black_box(&row);
-        records += 1;
-    }
-    records
+    support::count(JsonlSource::open(path, TextConfig::new(PRODUCT_COLUMNS)).expect("open"))
 }
 
 /// Reads `path` a line at a time into `serde_json::Value`s; the number of

@@ -1,10 +1,13 @@
 //! What the read benchmarks share: the catalogue's size, its file's size,
-//! and the rounds that time every reader in rotated order and report each
-//! against the first.
+//! reading a source's rows, and the rounds that time every reader in
+//! rotated order and report each against the first.
 
 use std::env;
+use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;
+
+use ringpipe_pipeline::{Row, Source};
 
 /// Rounds, each timing every reader once, starting with a different one.
 const ROUNDS: usize = 5;
@@ -60,6 +63,17 @@ pub fn run(path: &Path, records: u64, readers: &[Reader]) {
             records as f64 / t
         );
     }
+}
+
+/// Reads every row of `source`; the number of records.
+pub fn count(mut source: impl Source) -> u64 {
+    let mut row = Row::with_columns(source.columns().len());
+    let mut records = 0;
+    while source.next_row(&mut row).expect("read") {
+        black_box(&row);
+        records += 1;
+    }
+    records
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
