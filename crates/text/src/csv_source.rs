@@ -140,15 +140,9 @@ impl CsvSource {
     /// The current record's kept fields, back to back, as text. They are
     /// UTF-8 (the input is checked, and fields start and end at ASCII
     /// bytes); this checks them all the same, once per record, which is
-    /// cheaper than field by field and needs no `unsafe`.
+    /// cheaper than field by field.
     fn record_text(&self, record: u64) -> Result<&str, TextError> {
-        let text = self.fields.text();
-        simdutf8::basic::from_utf8(text).map_err(|_| {
-            let at = simdutf8::compat::from_utf8(text)
-                .err()
-                .map_or(0, |e| e.valid_up_to());
-            self.not_utf8(at, record)
-        })
+        input::text(self.fields.text()).map_err(|at| self.not_utf8(at, record))
     }
 
     /// Kept field `index` of the current record, whose fields' text is

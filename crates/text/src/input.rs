@@ -192,6 +192,17 @@ impl<R: Read> Read for Utf8Check<R> {
     }
 }
 
+/// `bytes` as text, checked again where the reader checked it already
+/// (cheap with simdutf8, and no `unsafe`); else the offset of the first
+/// byte that is not UTF-8.
+pub(crate) fn text(bytes: &[u8]) -> Result<&str, usize> {
+    simdutf8::basic::from_utf8(bytes).map_err(|_| {
+        simdutf8::compat::from_utf8(bytes)
+            .err()
+            .map_or(0, |e| e.valid_up_to())
+    })
+}
+
 /// The name of `path` in messages.
 pub(crate) fn name(path: &Path) -> String {
     match path.as_os_str() == "-" {

@@ -165,12 +165,7 @@ impl JsonlSource {
 
     /// Fills `row` from the object on the current line.
     fn fill(&self, row: &mut Row) -> Result<(), TextError> {
-        // The input was checked as it was read; this check costs little
-        // (simdutf8) and needs no `unsafe`.
-        let text = simdutf8::basic::from_utf8(&self.line).map_err(|_| {
-            let at = simdutf8::compat::from_utf8(&self.line)
-                .err()
-                .map_or(0, |e| e.valid_up_to());
+        let text = input::text(&self.line).map_err(|at| {
             let byte = self.line[at];
             self.error(at as u64 + 1, format!("UTF-8 text, found byte {byte:#04x}"))
         })?;
