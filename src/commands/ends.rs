@@ -40,8 +40,8 @@ pub fn check_args(args: &ImportArgs) -> Result<(), CliError> {
     if !args.delimiter.is_ascii() {
         return usage("--delimiter must be one ASCII character");
     }
-    if matches!(args.delimiter, '"' | '\r' | '\n') {
-        return usage("--delimiter cannot be `\"`, CR or LF: they quote fields and end records");
+    if let Err(why) = TextConfig::check_delimiter(args.delimiter as u8) {
+        return usage(&format!("--delimiter: {why}"));
     }
     Ok(())
 }

@@ -84,4 +84,21 @@ fn cli_flags_of_the_other_sink_are_usage_errors() {
         "{}",
         stderr(&output)
     );
+    // A delimiter that quotes fields is refused before anything is read.
+    let output = ringpipe(&[
+        "import",
+        "x.csv",
+        "--url",
+        &pg_url(),
+        "--table",
+        "t",
+        "--delimiter",
+        "\"",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("--delimiter: the delimiter cannot be"),
+        "{}",
+        stderr(&output)
+    );
 }

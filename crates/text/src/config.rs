@@ -51,6 +51,22 @@ impl TextConfig {
         self
     }
 
+    /// Whether `delimiter` can separate CSV fields: `"` quotes fields, and
+    /// CR and LF end records, so those are refused with the reason.
+    ///
+    /// # Errors
+    ///
+    /// Why the delimiter cannot be used.
+    pub fn check_delimiter(delimiter: u8) -> Result<(), String> {
+        match delimiter {
+            b'"' | b'\r' | b'\n' => Err(format!(
+                "the delimiter cannot be {:?}: it quotes fields or ends records",
+                delimiter as char
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Sets the CSV null string.
     pub fn null_string(mut self, null: impl Into<String>) -> Self {
         self.null_string = Some(null.into());

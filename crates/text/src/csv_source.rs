@@ -275,16 +275,10 @@ impl CsvSource {
 
 /// Refuses a delimiter that quotes fields or ends records.
 fn check_delimiter(input: &str, config: &TextConfig) -> Result<(), TextError> {
-    match config.delimiter {
-        b'"' | b'\r' | b'\n' => Err(TextError::Config {
-            input: input.to_owned(),
-            why: format!(
-                "the delimiter cannot be {:?}: it quotes fields or ends records",
-                config.delimiter as char
-            ),
-        }),
-        _ => Ok(()),
-    }
+    TextConfig::check_delimiter(config.delimiter).map_err(|why| TextError::Config {
+        input: input.to_owned(),
+        why,
+    })
 }
 
 /// Which column each header field fills; every column must be named.
