@@ -11,14 +11,15 @@ also ran on the ready CSV, a second table gives each baseline's ratio to
 that run: the comparison on the same input. No third-party packages.
 """
 
-#: ringpipe's run on the ready CSV, the baselines' own input.
-CSV_RUN = "ringpipe of the ready CSV"
 import csv
 import datetime
 import os
 import subprocess
 import sys
 from collections import defaultdict
+
+#: ringpipe's run on the ready CSV, the baselines' own input.
+CSV_RUN = "ringpipe of the ready CSV"
 
 
 def lscpu():
@@ -91,7 +92,8 @@ def main():
 
     model, cpus = lscpu()
     env = os.environ.get
-    only = "".join(
+    # The variables that chose the contenders, as the command was given.
+    chosen = "".join(
         f"{name}='{env(name)}' "
         for name in ("RINGPIPE_BENCH_ONLY", "RINGPIPE_BENCH_VARIANTS")
         if env(name)
@@ -100,7 +102,7 @@ def main():
         f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  ",
         f"Machine: {model}, {cpus} CPUs  ",
         f"Server: MariaDB {version}; {settings}  ",
-        f"Command: `{only}RINGPIPE_BENCH_ROWS={full_rows} RINGPIPE_BENCH_ROUNDS={len(rounds)} "
+        f"Command: `{chosen}RINGPIPE_BENCH_ROWS={full_rows} RINGPIPE_BENCH_ROUNDS={len(rounds)} "
         f"RINGPIPE_BENCH_SLICE={env('RINGPIPE_BENCH_SLICE', '20000')} scripts/bench-import.sh`  ",
         f"{len(rounds)} rounds, contender order rotated each round; every table checked by "
         "row count and CHECKSUM TABLE against a reference load.",
