@@ -215,26 +215,21 @@ fn pg_resume_an_old_checkpoint_table_is_migrated_in_place() {
         .unwrap()
         .get(0);
     assert_eq!(key, "PRIMARY KEY (target_table, input, part, shard)");
+    // After `set`, reading the checkpoints fails naming `expected`.
+    let mut refused = |set: &str, expected: &str| {
+        admin
+            .batch_execute(&format!("UPDATE pgsink_mig.ringpipe_checkpoint SET {set}"))
+            .unwrap();
+        let error = PgTarget::new(config.clone()).checkpoints().unwrap_err();
+        assert!(error.to_string().contains(expected), "{error}");
+    };
     // A digest no CRC-32 has is refused, not read as "not known".
-    admin
-        .batch_execute("UPDATE pgsink_mig.ringpipe_checkpoint SET rows_crc = -1")
-        .unwrap();
-    let error = PgTarget::new(config.clone()).checkpoints().unwrap_err();
-    assert!(
-        error.to_string().contains("rows_crc -1, out of range"),
-        "{error}"
-    );
+    refused("rows_crc = -1", "rows_crc -1, out of range");
     // So is a negative record number, which read as 0 would mean "nothing
     // committed".
-    admin
-        .batch_execute(
-            "UPDATE pgsink_mig.ringpipe_checkpoint SET rows_crc = NULL, last_record = -5",
-        )
-        .unwrap();
-    let error = PgTarget::new(config.clone()).checkpoints().unwrap_err();
-    assert!(
-        error.to_string().contains("last_record -5, out of range"),
-        "{error}"
+    refused(
+        "rows_crc = NULL, last_record = -5",
+        "last_record -5, out of range",
     );
     admin
         .batch_execute("DROP SCHEMA pgsink_mig CASCADE")
