@@ -24,10 +24,16 @@
 # user reads a probe file made beside them, else copies made once, untimed,
 # in a new directory under /tmp (mode 755, files 644), removed on exit.
 #
-# Round k runs the contenders starting with contender k mod N. Every run
-# starts from an empty table with the same primary key and unique index and
-# ends with the row count and a content hash computed by the server,
-# md5(string_agg(t::text, '|' ORDER BY id)), compared with the first run's;
+# An untimed warm-up runs every contender once first (the server's WAL
+# segments, catalogue and the inputs' pages are then as warm for the first
+# timed run as for the last); its first table is the reference. Round k
+# runs the contenders starting with contender k mod N. Every run starts
+# from an empty table with the same primary key and unique index, with
+# every input read once untimed and, where the role may (superuser or
+# pg_checkpoint), right after a CHECKPOINT, so that no run pays for a
+# checkpoint the runs before it made due; it ends with the row count and a
+# content hash computed by the server,
+# md5(string_agg(t::text, '|' ORDER BY id)), compared with the reference;
 # a mismatch stops the benchmark. Each run records wall time, the client's
 # CPU (user + system of the processes it waited for) and, when the server
 # runs on this machine, the cluster's CPU (the postmaster's own and reaped
@@ -142,13 +148,21 @@ done
 
 runs="$work/runs.csv"
 echo "round,contender,rows,wall_s,client_cpu_s,server_cpu_s,check" > "$runs"
+checkpoint=true
+sql -c "CHECKPOINT" >/dev/null 2>&1 || {
+    checkpoint=false
+    warn "$(sql -c 'SELECT current_user') may not CHECKPOINT: a run may pay for a checkpoint the runs before it made due"
+}
 reference=""
-for (( round = 0; round < rounds; round++ )); do
+# Round 0 is the untimed warm-up.
+for (( round = 0; round <= rounds; round++ )); do
     for (( k = 0; k < ${#fns[@]}; k++ )); do
         i=$(( (round + k) % ${#fns[@]} ))
         name="${names[$i]}"
         [[ "$name" =~ $only ]] || continue
         sql -c "$ddl" >/dev/null
+        cat "$xml" "$tsv" "$csv" "$work"/half-* "${SERVER_FILES[@]}" > /dev/null
+        ! "$checkpoint" || sql -c "CHECKPOINT" >/dev/null
         before="$(cluster_ticks)"
         { TIMEFORMAT='%R %U %S'; time "${fns[$i]}" > /dev/null 2> "$work/run.err"; } 2> "$work/run.time" \
             || { cat "$work/run.err" >&2; die "$name failed"; }
@@ -162,6 +176,10 @@ for (( round = 0; round < rounds; round++ )); do
         client="$(awk -v u="$user" -v s="$system" 'BEGIN { printf "%.2f", u + s }')"
         server=""
         [[ -n "$before" && -n "$after" ]] && server="$(awk -v a="$after" -v b="$before" -v t="$tck" 'BEGIN { printf "%.2f", (a - b) / t }')"
+        if (( round == 0 )); then
+            log "warm-up: $name ${wall}s"
+            continue
+        fi
         echo "$round,$name,$rows,$wall,$client,$server,ok" >> "$runs"
         log "round $round: $name ${wall}s (client CPU ${client}s, server CPU ${server:-?}s)"
     done
@@ -197,7 +215,7 @@ report_rows() { # B [NAME…]
 }
 csv_run="ringpipe of the ready CSV"
 {
-    echo "# PostgreSQL import: $rows products, $rounds round(s)"
+    echo "# PostgreSQL import: $rows products, $rounds timed round(s) after an untimed warm-up"
     echo
     echo "$(date -u '+%Y-%m-%d %H:%M') UTC, $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs, $(sql -c 'SHOW server_version')"
     echo
