@@ -222,19 +222,32 @@ impl XmlSource {
                     self.records += 1;
                     return Ok(true);
                 }
-                // A region that ends where the next starts has a record after it.
-                Ok(Step::End)
-                    if self.records == 0
-                        && !self.allow_empty
-                        && self.region_end.expected().is_none() =>
-                {
-                    let fault = Fault::NoRecords(self.record.no_records_message());
-                    return Err(self.fail(fault.into()));
-                }
-                Ok(Step::End) => return Ok(false),
+                Ok(Step::End) => return self.end(),
                 Err(located) => return Err(self.fail(located)),
             }
         }
+    }
+
+    /// The end of the input or region: `Ok(false)`, unless a document
+    /// held no record, or a region read another number of records than
+    /// the split plan counted before the next region's start (whose record
+    /// numbers, and so the checkpoints, count from there).
+    fn end(&mut self) -> Result<bool, XmlError> {
+        let fault = match self.region_end.next_start() {
+            Some(next) if next.records_before != self.records => Fault::syntax(format!(
+                "the region holds records {} to {}, but the split plan counted {} \
+                 before the next region; read the file as one region to see why",
+                self.first_record + 1,
+                self.records,
+                next.records_before
+            )),
+            // A region that ends where the next starts has a record after it.
+            None if self.records == 0 && !self.allow_empty => {
+                Fault::NoRecords(self.record.no_records_message())
+            }
+            _ => return Ok(false),
+        };
+        Err(self.fail(fault.into()))
     }
 
     /// Records where the record that just started begins.

@@ -83,16 +83,7 @@ impl XmlSource {
         let size = std::fs::metadata(path).map_err(io_error)?.len();
         let plan = region::plan(path, size, &config, regions).map_err(io_error)?;
         let usage = ColumnUsage::new(config.columns());
-        let head = RegionReader::new(path, 0, Some((Arc::clone(&plan), 0))).map_err(io_error)?;
-        let mut first = Self::build(
-            name.clone(),
-            Box::new(head),
-            false,
-            Some(size),
-            config.clone(),
-            usage.clone(),
-        )?;
-        first.region_end = RegionEnd::Planned(Arc::clone(&plan), 0);
+        let first = Self::first_region(path, size, &config, &usage, &plan)?;
         let mut sources = vec![first];
         for index in 1..regions {
             let mut source = Self::build(
@@ -113,6 +104,34 @@ impl XmlSource {
             sources.push(source);
         }
         Ok(sources)
+    }
+
+    /// The first region of the `size`-byte file at `path`, which ends
+    /// where `plan`'s first split point starts the second.
+    fn first_region(
+        path: &Path,
+        size: u64,
+        config: &XmlConfig,
+        usage: &ColumnUsage,
+        plan: &Arc<region::Plan>,
+    ) -> Result<Self, XmlError> {
+        let name = path.display().to_string();
+        let head = RegionReader::new(path, 0, Some((Arc::clone(plan), 0))).map_err(|source| {
+            XmlError::Io {
+                position: ErrorPosition::input_only(&name),
+                source,
+            }
+        })?;
+        let mut first = Self::build(
+            name,
+            Box::new(head),
+            false,
+            Some(size),
+            config.clone(),
+            usage.clone(),
+        )?;
+        first.region_end = RegionEnd::Planned(Arc::clone(plan), 0);
+        Ok(first)
     }
 
     /// Starts a later region once the plan knows where: `Ok(false)` when
@@ -169,5 +188,61 @@ impl XmlSource {
             self.region_end = RegionEnd::Planned(plan, index);
         }
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ringpipe_pipeline::{Row, Source};
+
+    use super::*;
+    use crate::region::{Boundary, Plan};
+
+    /// The first region of `path` read against a plan whose split point
+    /// is the real one with `records_before` moved by `shift`: its rows,
+    /// and how it ended.
+    fn read_against(path: &Path, shift: i64) -> (u64, Result<(), XmlError>) {
+        let config = XmlConfig::new("row", ["id"]);
+        let size = std::fs::metadata(path).unwrap().len();
+        let real = region::plan(path, size, &config, 2).unwrap();
+        let real = real.point(0).unwrap().expect("a split point");
+        let doctored = Boundary {
+            records_before: real.records_before.checked_add_signed(shift).unwrap(),
+            ..real
+        };
+        let plan =
+            Plan::start(io::empty(), size, 0, 2, move |_, _, found| found(doctored)).unwrap();
+        let usage = ColumnUsage::new(config.columns());
+        let mut first = XmlSource::first_region(path, size, &config, &usage, &plan).unwrap();
+        let (mut rows, mut row) = (0, Row::with_columns(1));
+        loop {
+            match first.next_row(&mut row) {
+                Ok(true) => rows += 1,
+                Ok(false) => return (rows, Ok(())),
+                Err(error) => return (rows, Err(error)),
+            }
+        }
+    }
+
+    #[test]
+    fn a_region_must_end_after_the_records_the_plan_counted_before_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.xml");
+        let rows: String = (1..=100)
+            .map(|i| format!("<row><id>{i}</id></row>\n"))
+            .collect();
+        std::fs::write(&path, format!("<rows>\n{rows}</rows>\n")).unwrap();
+
+        let (read, ended) = read_against(&path, 0);
+        assert!(ended.is_ok(), "{ended:?}");
+        assert!((1..100).contains(&read), "{read}");
+        for shift in [-1, 1] {
+            let (_, ended) = read_against(&path, shift);
+            let error = ended.unwrap_err().to_string();
+            assert!(
+                error.contains(&format!("the split plan counted {}", read as i64 + shift)),
+                "{error}"
+            );
+        }
     }
 }

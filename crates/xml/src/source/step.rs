@@ -9,7 +9,7 @@ use crate::diagnose::Located;
 use crate::document::Document;
 use crate::lexer::Token;
 use crate::record::{Opened, RecordReader};
-use crate::region::Plan;
+use crate::region::{Boundary, Plan};
 
 /// Where a source's input ends.
 pub(super) enum RegionEnd {
@@ -21,13 +21,14 @@ pub(super) enum RegionEnd {
 }
 
 impl RegionEnd {
-    /// The elements that must be open at the end, for a region that stops
-    /// where the next starts. (A failed plan failed the region's reads
-    /// before its end.)
-    pub(super) fn expected(&self) -> Option<Vec<String>> {
+    /// Where the next region starts, for a region that stops there: the
+    /// elements that must be open at the end and the records that must
+    /// have been read. (A failed plan failed the region's reads before its
+    /// end.)
+    pub(super) fn next_start(&self) -> Option<Boundary> {
         match self {
             RegionEnd::Input => None,
-            RegionEnd::Planned(plan, k) => plan.point(*k).ok().flatten().map(|b| b.open),
+            RegionEnd::Planned(plan, k) => plan.point(*k).ok().flatten(),
         }
     }
 }
@@ -104,8 +105,8 @@ pub(super) fn step(
         }
         Token::Ignored => Step::Continue,
         Token::Eof => {
-            match region_end.expected() {
-                Some(expected) => document.end_of_region(&expected)?,
+            match region_end.next_start() {
+                Some(next) => document.end_of_region(&next.open)?,
                 None => document.end()?,
             }
             Step::End
