@@ -7,7 +7,8 @@
 //! CDATA sections, processing instructions, quoted attribute values) and
 //! counts nesting, instead of lexing and checking every token: on the
 //! generated catalogue the plan costs about a third of what it did with the
-//! full lexer.
+//! full lexer. In the common case ([`skip_record`]) not even nesting needs
+//! counting: the record's own end tag is the first of its name.
 //!
 //! Well-formed content is passed over exactly, so the plan's state after
 //! the element is the one the parser will have. Malformed content may be
@@ -17,6 +18,131 @@
 
 use crate::scan;
 use crate::window::Window;
+
+/// Passes over the content and end tag of the record named `name` whose
+/// start tag the window has just passed, in the common case: the bytes in
+/// hand hold all of it, and no element inside it has a name that starts
+/// with the record's (which could be a nested one). Whether it did;
+/// nothing is consumed when it did not, and [`skip_element`] then takes
+/// over.
+///
+/// Outside comments, CDATA sections and processing instructions, which it
+/// steps over, every `<` of well-formed content starts a tag (neither
+/// text nor an attribute value can hold one), so only the `<`s are looked
+/// at, and the record ends at the first `</name>`: no tag's end, quoting
+/// or nesting needs following.
+pub(crate) fn skip_record(window: &mut Window, name: &[u8]) -> bool {
+    let Some(&first) = name.first() else {
+        return false;
+    };
+    // Whether `bytes` start with the record's name (its first byte tried
+    // alone first: most tags' names differ there, and a slice comparison
+    // is a call).
+    let named = |bytes: &[u8]| bytes.first() == Some(&first) && bytes.starts_with(name);
+    let data = window.data();
+    let mut at = 0;
+    while let Some(found) = scan::byte(b'<', &data[at..]) {
+        let rest = &data[at + found + 1..];
+        at += found + 1;
+        match rest.first() {
+            Some(b'/') if named(&rest[1..]) => {
+                if rest.get(1 + name.len()) != Some(&b'>') {
+                    // `</name …>`, a longer name, or cut by the bytes in hand.
+                    return false;
+                }
+                window.consume(at + 1 + name.len() + 1);
+                return true;
+            }
+            Some(b'/') => {}
+            Some(b'!') => {
+                let (head, end): (&[u8], &[u8]) = if rest.starts_with(b"![CDATA[") {
+                    (b"![CDATA[", b"]]>")
+                } else if rest.starts_with(b"!--") {
+                    (b"!--", b"-->")
+                } else {
+                    return false;
+                };
+                let Some(close) = find_end(&rest[head.len()..], end) else {
+                    return false;
+                };
+                at += head.len() + close + end.len();
+            }
+            Some(b'?') => {
+                let Some(close) = find_end(&rest[1..], b"?>") else {
+                    return false;
+                };
+                at += 1 + close + 2;
+            }
+            Some(_) if named(rest) => return false,
+            Some(_) => {}
+            None => return false,
+        }
+    }
+    false
+}
+
+/// At the window's start, after white space, the start tag `<name …>` of
+/// another record with nothing in it that [`Document::open`] would need
+/// to know (no namespace declaration, not empty): consumes the white
+/// space and returns the tag's length, leaving the window at its `<`.
+/// `None` (nothing consumed) for anything else, which the lexer then
+/// reads.
+///
+/// [`Document::open`]: crate::document::Document::open
+pub(crate) fn record_start(window: &mut Window, name: &[u8]) -> Option<usize> {
+    let data = window.data();
+    let blank = scan::blank_len(data);
+    let tag = &data[blank..];
+    let after_name = tag.strip_prefix(b"<")?.strip_prefix(name)?;
+    if !matches!(
+        after_name.first(),
+        Some(b'>' | b' ' | b'\t' | b'\n' | b'\r')
+    ) {
+        return None;
+    }
+    let mut from = 1 + name.len();
+    let end = loop {
+        let stop = from + scan::tag_stop(&tag[from..])?;
+        match tag[stop] {
+            b'>' => break stop,
+            quote => from = stop + 1 + scan::byte(quote, &tag[stop + 1..])? + 1,
+        }
+    };
+    if tag[end - 1] == b'/' || declares_namespace(&tag[..end]) {
+        return None;
+    }
+    window.consume(blank);
+    Some(end + 1)
+}
+
+/// Whether the start tag `tag` may declare a namespace: it holds `xmlns`
+/// (most tags hold no `x` at all).
+fn declares_namespace(tag: &[u8]) -> bool {
+    let mut from = 0;
+    while let Some(found) = scan::byte(b'x', &tag[from..]) {
+        from += found + 1;
+        if tag[from - 1..].starts_with(b"xmlns") {
+            return true;
+        }
+    }
+    false
+}
+
+/// The offset in `data` of the first `end` (`-->`, `]]>` or `?>`): a byte
+/// search for its last byte, `>`, which content seldom holds, with a look
+/// behind, cheaper than a substring search set up for every section.
+fn find_end(data: &[u8], end: &[u8]) -> Option<usize> {
+    let (&last, head) = end.split_last()?;
+    let mut from = 0;
+    while let Some(found) = scan::byte(last, &data[from..]) {
+        let at = from + found;
+        if at >= head.len() && data[at - head.len()..at] == *head {
+            return Some(at - head.len());
+        }
+        from = at + 1;
+    }
+    None
+}
 
 /// Consumes the content and end tag of the element whose start tag the
 /// window has just passed. `None` at the end of input, on a read fault or
@@ -178,21 +304,7 @@ fn seek(window: &mut Window, find: impl Fn(&[u8]) -> Option<usize>, keep: usize)
 /// for it with a look behind is cheaper than a substring search set up
 /// for every section.
 fn skip_past(window: &mut Window, end: &[u8]) -> Option<()> {
-    let Some((&last, head)) = end.split_last() else {
-        return Some(());
-    };
-    let find = |data: &[u8]| {
-        let mut from = 0;
-        while let Some(found) = scan::byte(last, &data[from..]) {
-            let at = from + found;
-            if at >= head.len() && data[at - head.len()..at] == *head {
-                return Some(at - head.len());
-            }
-            from = at + 1;
-        }
-        None
-    };
-    seek(window, find, end.len() - 1)?;
+    seek(window, |data| find_end(data, end), end.len() - 1)?;
     window.consume(end.len());
     Some(())
 }
