@@ -89,7 +89,8 @@ fn load(target: &Target, depth: usize, file: &str) -> Result<()> {
     let mut input = BufReader::with_capacity(1 << 20, std::fs::File::open(file)?);
     let mut line = Vec::new();
     let mut body = Vec::new();
-    let (mut in_flight, mut statements, mut done) = (0, 0, false);
+    // Statements sent since the last COMMIT.
+    let (mut in_flight, mut uncommitted, mut done) = (0, 0, false);
     while !done {
         body.clear();
         body.push(0xFA); // COM_STMT_BULK_EXECUTE
@@ -117,11 +118,13 @@ fn load(target: &Target, depth: usize, file: &str) -> Result<()> {
         if rows > 0 {
             wire.command(&body)?;
             in_flight += 1;
-            statements += 1;
+            uncommitted += 1;
         }
-        if rows > 0 && (statements % STATEMENTS_PER_COMMIT == 0 || done) {
+        // At the end even when the input ended with a full statement.
+        if uncommitted == STATEMENTS_PER_COMMIT || (done && uncommitted > 0) {
             wire.command(b"\x03COMMIT")?;
             in_flight += 1;
+            uncommitted = 0;
         }
         while in_flight > depth || (done && in_flight > 0) {
             wire.expect_ok()?;
