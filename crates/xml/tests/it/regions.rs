@@ -39,11 +39,17 @@ fn check(xml: &[u8], config: &XmlConfig, what: &str) -> Vec<usize> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.xml");
     std::fs::write(&path, xml).unwrap();
-    let whole = drain(XmlSource::open(&path, config.clone()).unwrap());
+    check_file(&path, config, what)
+}
+
+/// Checks the file at `path` read in 1, 2, 3, 4, 7 and 16 regions against
+/// one source; how many regions emitted rows for each count.
+pub(crate) fn check_file(path: &Path, config: &XmlConfig, what: &str) -> Vec<usize> {
+    let whole = drain(XmlSource::open(path, config.clone()).unwrap());
     [1, 2, 3, 4, 7, 16]
         .into_iter()
         .map(|regions| {
-            let (count, split) = drain_regions(&path, config.clone(), regions);
+            let (count, split) = drain_regions(path, config.clone(), regions);
             assert!(count <= regions, "{what}: {count} regions of {regions}");
             assert_same(&split, &whole, &format!("{what}, {regions} regions"));
             count
