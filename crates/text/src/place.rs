@@ -91,18 +91,32 @@ impl Place {
 
     /// At the end of the region's text: `Ok(false)`, or the error of an
     /// input without any record when the region ends where the input does
-    /// (records are counted in the whole input) and `allow_empty` is off.
+    /// (records are counted in the whole input) and `allow_empty` is off,
+    /// or of a region that read another number of records than the split
+    /// plan counted before the next region (whose record numbers, and so
+    /// its checkpoints, start from that count).
     pub(crate) fn end(&self, allow_empty: bool) -> Result<bool, TextError> {
-        let at_input_end = match &self.end {
-            None => true,
-            // A failed plan failed this region's reads before its end.
-            Some((plan, k)) => matches!(plan.point(*k), Ok(None)),
+        let next = match &self.end {
+            None => Ok(None),
+            Some((plan, k)) => plan.point(*k),
         };
-        match at_input_end && self.records == 0 && !allow_empty {
-            true => Err(TextError::NoRecords {
+        match next {
+            Ok(Some(next)) if next.records_before != self.records => Err(TextError::Syntax {
+                input: self.input.clone(),
+                line: next.line,
+                column: 1,
+                record: self.records,
+                expected: format!(
+                    "the split plan counted {} records before this line, where the \
+                     region read {}; read the file as one region to see why",
+                    next.records_before, self.records
+                ),
+            }),
+            Ok(None) if self.records == 0 && !allow_empty => Err(TextError::NoRecords {
                 input: self.input.clone(),
             }),
-            false => Ok(false),
+            // A failed plan failed this region's reads before its end.
+            _ => Ok(false),
         }
     }
 
@@ -171,4 +185,39 @@ pub(crate) fn open(
         })
         .collect();
     Ok((head, first, later))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+
+    use super::*;
+
+    /// A region that read `records` records, ending where a plan's split
+    /// point says `records_before` come before the next region.
+    fn ending(records: u64, records_before: u64) -> Result<bool, TextError> {
+        let boundary = Boundary {
+            offset: 100,
+            line: 11,
+            records_before,
+        };
+        let plan = Plan::start(io::empty(), 200, 0, 2, move |_, _, found| found(boundary)).unwrap();
+        let mut place = Place::new("t.csv".into(), 0);
+        place.end = Some((plan, 0));
+        place.records = records;
+        place.end(false)
+    }
+
+    #[test]
+    fn a_region_must_end_after_the_records_the_plan_counted_before_the_next() {
+        assert!(matches!(ending(10, 10), Ok(false)));
+        for records in [9, 11] {
+            let error = ending(records, 10).unwrap_err().to_string();
+            assert!(
+                error.starts_with("t.csv:11:1: ")
+                    && error.contains("the split plan counted 10 records before this line"),
+                "{error}"
+            );
+        }
+    }
 }
