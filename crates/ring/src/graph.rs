@@ -505,10 +505,15 @@ fn keyed<E, H>(
 ) -> Vec<(Shard<E>, Shared<H>)> {
     (0..count)
         .map(|i| {
-            let shard = Shard::Key {
-                ordinal: i as u64,
-                count: count as u64,
-                key: Arc::clone(&key),
+            // One instance owns every event (`key % 1 == 0`): it need not
+            // read a slot to know.
+            let shard = match count {
+                1 => Shard::All,
+                _ => Shard::Key {
+                    ordinal: i as u64,
+                    count: count as u64,
+                    key: Arc::clone(&key),
+                },
             };
             (shard, Shared(make(i)))
         })

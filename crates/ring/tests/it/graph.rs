@@ -2,7 +2,7 @@
 //! what the builder refuses.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::common::{assert_batches_well_formed, within, BatchLog, Rng, Sum};
@@ -42,7 +42,19 @@ fn sharded_end_of_batch_falls_on_each_shards_last_own_event() {
 
 #[test]
 fn key_sharding_sends_equal_keys_to_the_same_instance() {
-    const SHARDS: usize = 3;
+    let reads = key_sharding(3);
+    assert!(reads >= 30_000, "{reads} key reads");
+}
+
+#[test]
+fn one_key_sharded_instance_takes_every_event_without_reading_keys() {
+    assert_eq!(key_sharding(1), 0);
+}
+
+/// Runs 30,000 events with random keys through `shards` key-sharded
+/// instances and checks who handled what; returns how often the key
+/// function ran.
+fn key_sharding(shards: usize) -> usize {
     const EVENTS: u64 = 30_000;
 
     /// Each instance's ordinal and the `(key, sequence)` pairs it handled.
@@ -65,10 +77,15 @@ fn key_sharding_sends_equal_keys_to_the_same_instance() {
     }
 
     let out = Seen::default();
+    let reads = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&reads);
     let (mut producer, ring) = RingBuilder::new(256, || (0u64, 0u64))
         .handle_sharded_by_key(
-            SHARDS,
-            |event: &(u64, u64)| event.0,
+            shards,
+            move |event: &(u64, u64)| {
+                counted.fetch_add(1, Ordering::Relaxed);
+                event.0
+            },
             |ordinal| Keys {
                 seen: Vec::new(),
                 out: Arc::clone(&out),
@@ -85,7 +102,7 @@ fn key_sharding_sends_equal_keys_to_the_same_instance() {
     within("shutdown", move || ring.shutdown()).unwrap();
 
     let logs = out.lock().unwrap();
-    assert_eq!(logs.len(), SHARDS);
+    assert_eq!(logs.len(), shards);
     let mut total = 0;
     for (ordinal, seen) in logs.iter() {
         total += seen.len();
@@ -96,10 +113,11 @@ fn key_sharding_sends_equal_keys_to_the_same_instance() {
         for &(key, sequence) in seen {
             assert_eq!(keys[sequence as usize], key, "sequence {sequence}");
             // The key alone picks the instance, so equal keys meet one.
-            assert_eq!(key as usize % SHARDS, *ordinal, "key {key}");
+            assert_eq!(key as usize % shards, *ordinal, "key {key}");
         }
     }
     assert_eq!(total, EVENTS as usize);
+    reads.load(Ordering::Relaxed)
 }
 
 /// Zeroes every event.
