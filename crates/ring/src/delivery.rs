@@ -53,7 +53,7 @@ impl<E> ProcessorParts<E> {
     /// none of them (sharding).
     #[inline]
     pub(crate) fn batch(
-        &self,
+        &mut self,
         first: i64,
         last: i64,
         available: i64,

@@ -16,7 +16,7 @@ use crate::producer::{MultiProducer, Producer};
 use crate::rewind::RewindStrategy;
 use crate::ring_buffer::RingBuffer;
 use crate::sequence::{Sequence, INITIAL_SEQUENCE};
-use crate::shard::{Shard, ShardKey};
+use crate::shard::{Planned, Shard, ShardKey};
 use crate::wait::WaitStrategy;
 
 /// Why a ring could not be started.
@@ -513,6 +513,7 @@ fn keyed<E, H>(
                     ordinal: i as u64,
                     count: count as u64,
                     key: Arc::clone(&key),
+                    planned: Planned::default(),
                 },
             };
             (shard, Shared(make(i)))

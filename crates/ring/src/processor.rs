@@ -68,9 +68,9 @@ impl<E, D: Dispatch<E>> BatchProcessor<E, D> {
     /// Delivers `first..=last` until it succeeds or is given up, then
     /// releases it; returns false when the ring must halt.
     fn process(&mut self, first: i64, last: i64, available: i64) -> bool {
-        let parts = &self.parts;
         let mut attempt = 1;
         loop {
+            let parts = &mut self.parts;
             let Some((batch, own_last)) = parts.batch(first, last, available, attempt) else {
                 parts.release(last);
                 return true;

@@ -18,7 +18,62 @@ pub(crate) enum Shard<E> {
         ordinal: u64,
         count: u64,
         key: ShardKey<E>,
+        /// Which events of the batch planned last are owned, so that
+        /// delivering it calls the key function no second time.
+        planned: Planned,
     },
+}
+
+/// The owned events of the batch a key-sharded processor planned last:
+/// bit `s - first` for sequence `s`.
+#[derive(Debug)]
+pub(crate) struct Planned {
+    first: i64,
+    /// `first - 1` while nothing is planned.
+    last: i64,
+    bits: Vec<u64>,
+}
+
+impl Default for Planned {
+    fn default() -> Self {
+        Planned {
+            first: 0,
+            last: -1,
+            bits: Vec::new(),
+        }
+    }
+}
+
+impl Planned {
+    /// Whether `from..=last` lies in the planned batch.
+    fn covers(&self, from: i64, last: i64) -> bool {
+        self.first <= from && last <= self.last
+    }
+
+    /// The first owned sequence in `from..=last` (which it covers), or
+    /// `last + 1`.
+    fn next(&self, from: i64, last: i64) -> i64 {
+        if from > last {
+            return last + 1;
+        }
+        let (start, end) = ((from - self.first) as usize, (last - self.first) as usize);
+        let mut word = start / 64;
+        let mut bits = self.bits[word] & (!0u64 << (start % 64));
+        loop {
+            if bits != 0 {
+                let at = word * 64 + bits.trailing_zeros() as usize;
+                return match at <= end {
+                    true => self.first + at as i64,
+                    false => last + 1,
+                };
+            }
+            word += 1;
+            if word * 64 > end {
+                return last + 1;
+            }
+            bits = self.bits[word];
+        }
+    }
 }
 
 /// The owned part of a batch: how many events, and the last one (which is
@@ -32,24 +87,34 @@ pub(crate) struct Owned {
 impl<E> Shard<E> {
     /// The owned events of `first..=last`, or `None` when there are none.
     #[inline]
-    pub(crate) fn plan(&self, ring: &RingBuffer<E>, first: i64, last: i64) -> Option<Owned> {
+    pub(crate) fn plan(&mut self, ring: &RingBuffer<E>, first: i64, last: i64) -> Option<Owned> {
         match self {
             Shard::All => Some(Owned {
                 count: (last - first + 1) as usize,
                 last,
             }),
-            Shard::Modulo { ordinal, count } => {
-                let own_first = first + (ordinal - first).rem_euclid(*count);
-                let own_last = last - (last - ordinal).rem_euclid(*count);
+            &mut Shard::Modulo { ordinal, count } => {
+                let own_first = first + (ordinal - first).rem_euclid(count);
+                let own_last = last - (last - ordinal).rem_euclid(count);
                 (own_first <= last).then(|| Owned {
                     count: ((own_last - own_first) / count + 1) as usize,
                     last: own_last,
                 })
             }
-            Shard::Key { .. } => {
+            Shard::Key {
+                ordinal,
+                count,
+                key,
+                planned,
+            } => {
+                let len = (last - first + 1) as usize;
+                planned.bits.clear();
+                planned.bits.resize(len.div_ceil(64), 0);
+                (planned.first, planned.last) = (first, last);
                 let mut owned = Owned { count: 0, last };
-                for sequence in first..=last {
-                    if self.owns_by_key(ring, sequence) {
+                for (at, sequence) in (first..=last).enumerate() {
+                    if owns(ring, key, (*ordinal, *count), sequence) {
+                        planned.bits[at / 64] |= 1 << (at % 64);
                         owned.count += 1;
                         owned.last = sequence;
                     }
@@ -65,28 +130,36 @@ impl<E> Shard<E> {
         let next = match self {
             Shard::All => from,
             Shard::Modulo { ordinal, count } => from + (ordinal - from).rem_euclid(*count),
-            Shard::Key { .. } => (from..=last)
-                .find(|&sequence| self.owns_by_key(ring, sequence))
+            // The batch's events stay as planned until it is released:
+            // the producer cannot reuse their slots, and no exclusive
+            // handler shares a stage with a key-sharded one.
+            Shard::Key { planned, .. } if planned.covers(from, last) => planned.next(from, last),
+            Shard::Key {
+                ordinal,
+                count,
+                key,
+                ..
+            } => (from..=last)
+                .find(|&sequence| owns(ring, key, (*ordinal, *count), sequence))
                 .unwrap_or(last + 1),
         };
         (next <= last).then_some(next)
     }
+}
 
-    fn owns_by_key(&self, ring: &RingBuffer<E>, sequence: i64) -> bool {
-        let Shard::Key {
-            ordinal,
-            count,
-            key,
-        } = self
-        else {
-            return true;
-        };
-        // SAFETY: called only for sequences of the processor's current batch,
-        // which are published and not yet released, so reading is allowed;
-        // no exclusive reference to the slot exists while `key` runs.
-        ring.slot(sequence)
-            .with(|event| key(unsafe { &*event }) % count == *ordinal)
-    }
+/// Whether the event at `sequence` is the one of `count` key-sharded
+/// instances whose number is `ordinal`.
+fn owns<E>(
+    ring: &RingBuffer<E>,
+    key: &ShardKey<E>,
+    (ordinal, count): (u64, u64),
+    sequence: i64,
+) -> bool {
+    // SAFETY: called only for sequences of the processor's current batch,
+    // which are published and not yet released, so reading is allowed;
+    // no exclusive reference to the slot exists while `key` runs.
+    ring.slot(sequence)
+        .with(|event| key(unsafe { &*event }) % count == ordinal)
 }
 
 #[cfg(all(test, not(loom)))]
@@ -121,7 +194,7 @@ mod tests {
         let ring = ring();
         for count in 1..5 {
             for ordinal in 0..count {
-                let shard: Shard<u64> = Shard::Modulo { ordinal, count };
+                let mut shard: Shard<u64> = Shard::Modulo { ordinal, count };
                 for (first, last) in [(0, 0), (0, 9), (3, 4), (7, 15)] {
                     let want: Vec<i64> = (first..=last).filter(|s| s % count == ordinal).collect();
                     assert_eq!(owned_by(&shard, &ring, first, last), want);
@@ -146,6 +219,7 @@ mod tests {
                     ordinal,
                     count: 2,
                     key: key.clone(),
+                    planned: Planned::default(),
                 };
                 owned_by(&shard, &ring, 0, 11)
             })
@@ -154,6 +228,42 @@ mod tests {
         for sequence in 0..12i64 {
             let owner = ((sequence as u64 + 1) / 3 % 2) as usize;
             assert!(owners[owner].contains(&sequence));
+        }
+    }
+
+    #[test]
+    fn a_planned_key_batch_is_delivered_without_reading_keys_again() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+
+        let ring = ring(); // slot s holds s % 16 + 1
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&calls);
+        let key: ShardKey<u64> = Arc::new(move |value| {
+            counted.fetch_add(1, Ordering::Relaxed);
+            value * 7 / 3
+        });
+        for count in 2..5 {
+            for ordinal in 0..count {
+                let fresh = || Shard::Key {
+                    ordinal,
+                    count,
+                    key: key.clone(),
+                    planned: Planned::default(),
+                };
+                for (first, last) in [(0, 0), (0, 63), (0, 64), (5, 200), (70, 130), (63, 64)] {
+                    let want = owned_by(&fresh(), &ring, first, last);
+                    let mut shard = fresh();
+                    let plan = shard.plan(&ring, first, last);
+                    let planned_calls = calls.load(Ordering::Relaxed);
+                    assert_eq!(owned_by(&shard, &ring, first, last), want);
+                    assert_eq!(calls.load(Ordering::Relaxed), planned_calls);
+                    assert_eq!(
+                        plan.map(|p| p.count),
+                        (!want.is_empty()).then_some(want.len())
+                    );
+                    assert_eq!(plan.map(|p| p.last), want.last().copied());
+                }
+            }
         }
     }
 }
