@@ -167,6 +167,13 @@ impl Namespaces {
     }
 }
 
+/// Whether an attribute name in `raw` (a tag's text after its name) may
+/// declare a namespace: the first half of [`name_kinds`].
+#[inline]
+pub(crate) fn may_declare(raw: &[u8]) -> bool {
+    name_kinds(raw).0
+}
+
 /// What the attribute names in `raw` (a tag's text after its name) ask
 /// of the namespace checks: whether one may declare a namespace (holds
 /// `xmlns`) and whether one has a colon. Only the text between quoted

@@ -36,7 +36,7 @@ use crate::document::Document;
 use crate::encoding::Charset;
 use crate::input;
 use crate::lexer::{Lexer, Token};
-use crate::namespaces::Namespaces;
+use crate::namespaces::{self, Namespaces};
 use crate::position::LineCounter;
 use crate::qname::NameTest;
 use crate::skim;
@@ -257,7 +257,8 @@ impl Planner {
                     if starts {
                         self.in_record = true;
                         self.in_document = true;
-                        self.plain_start = !tag.attributes_raw().contains("xmlns");
+                        self.plain_start = tag.plain_names()
+                            || !namespaces::may_declare(tag.attributes_raw().as_bytes());
                         self.record_name.clear();
                         self.record_name.push_str(tag.name());
                     }

@@ -16,6 +16,7 @@
 //! reports the fault, and a region that ends elsewhere than the plan said
 //! fails its end check.
 
+use crate::namespaces;
 use crate::scan;
 use crate::window::Window;
 
@@ -108,24 +109,11 @@ pub(crate) fn record_start(window: &mut Window, name: &[u8]) -> Option<usize> {
             quote => from = stop + 1 + scan::byte(quote, &tag[stop + 1..])? + 1,
         }
     };
-    if tag[end - 1] == b'/' || declares_namespace(&tag[..end]) {
+    if tag[end - 1] == b'/' || namespaces::may_declare(&tag[1 + name.len()..end]) {
         return None;
     }
     window.consume(blank);
     Some(end + 1)
-}
-
-/// Whether the start tag `tag` may declare a namespace: it holds `xmlns`
-/// (most tags hold no `x` at all).
-fn declares_namespace(tag: &[u8]) -> bool {
-    let mut from = 0;
-    while let Some(found) = scan::byte(b'x', &tag[from..]) {
-        from += found + 1;
-        if tag[from - 1..].starts_with(b"xmlns") {
-            return true;
-        }
-    }
-    false
 }
 
 /// The offset in `data` of the first `end` (`-->`, `]]>` or `?>`): a byte
