@@ -68,37 +68,22 @@ fn cli_jsonl_into_mariadb_lands_as_the_xml_does() {
 
 #[test]
 fn cli_flags_of_the_other_sink_are_usage_errors() {
-    let output = ringpipe(&[
-        "import",
-        "x.csv",
-        "--url",
-        &pg_url(),
-        "--table",
-        "t",
-        "--write-path",
-        "bulk",
-    ]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("copy-binary or copy-text"),
-        "{}",
-        stderr(&output)
-    );
+    let refused = |flag: &str, value: &str, why: &str| {
+        let args = [
+            "import",
+            "x.csv",
+            "--url",
+            &pg_url(),
+            "--table",
+            "t",
+            flag,
+            value,
+        ];
+        let output = ringpipe(&args);
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(stderr(&output).contains(why), "{}", stderr(&output));
+    };
+    refused("--write-path", "bulk", "copy-binary or copy-text");
     // A delimiter that quotes fields is refused before anything is read.
-    let output = ringpipe(&[
-        "import",
-        "x.csv",
-        "--url",
-        &pg_url(),
-        "--table",
-        "t",
-        "--delimiter",
-        "\"",
-    ]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("--delimiter: the delimiter cannot be"),
-        "{}",
-        stderr(&output)
-    );
+    refused("--delimiter", "\"", "--delimiter: the delimiter cannot be");
 }
