@@ -235,6 +235,7 @@ mod tests {
     fn a_planned_key_batch_is_delivered_without_reading_keys_again() {
         use std::sync::atomic::{AtomicUsize, Ordering};
 
+        // Relaxed throughout: a count made and read on this one thread.
         let ring = ring(); // slot s holds s % 16 + 1
         let calls = Arc::new(AtomicUsize::new(0));
         let counted = Arc::clone(&calls);

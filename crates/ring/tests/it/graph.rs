@@ -117,6 +117,7 @@ fn key_sharding(shards: usize) -> usize {
         }
     }
     assert_eq!(total, EVENTS as usize);
+    // Relaxed: a count, read after `shutdown` joined the threads that made it.
     reads.load(Ordering::Relaxed)
 }
 
