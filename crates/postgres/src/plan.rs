@@ -5,7 +5,7 @@
 
 use crate::check::Check;
 use crate::config::{CopyFormat, Mode, PgConfig};
-use crate::encode::{CopyEncoder, Encoder, RowFormat};
+use crate::encode::{CopyEncoder, Encoder};
 use crate::ident::{quote, quote_table};
 use crate::schema::{quoted_list, Table};
 use crate::{checkpoint, PgError};
@@ -105,15 +105,6 @@ impl Plan {
             encoders,
             columns: config.columns.clone(),
         })
-    }
-
-    /// The COPY statement of rows in `format` (`None` for binary rows
-    /// when binary COPY is not in use, which the encoder never makes).
-    pub fn copy(&self, format: RowFormat) -> Option<&str> {
-        match format {
-            RowFormat::Binary => self.copy_binary.as_deref(),
-            RowFormat::Text => Some(&self.copy_text),
-        }
     }
 
     /// A fresh encoder for a shard.

@@ -6,14 +6,14 @@ mod send;
 
 use std::sync::Arc;
 
-use postgres::Client;
+use postgres::{Client, Statement};
 use ringpipe_pipeline::{Checkpoint, Row, Sink};
 
 use self::batch::Batch;
 use crate::connect::connect;
 use crate::plan::Plan;
 use crate::reject::{values_line, RejectLog, Rejected};
-use crate::{checkpoint, CopyEncoder, PgConfig, PgError};
+use crate::{checkpoint, CopyEncoder, PgConfig, PgError, RowFormat};
 
 /// One shard's writer: rows are encoded as COPY data as they arrive, and
 /// `commit` sends the batch in one transaction with its checkpoint.
@@ -25,6 +25,8 @@ use crate::{checkpoint, CopyEncoder, PgConfig, PgError};
 /// bad records be searched for them (bisection under savepoints).
 pub struct PgSink {
     client: Client,
+    /// The batch's statements, prepared once per connection.
+    statements: Statements,
     config: Arc<PgConfig>,
     plan: Arc<Plan>,
     rejects: Arc<RejectLog>,
@@ -48,11 +50,12 @@ impl PgSink {
         rejects: Arc<RejectLog>,
         shard: usize,
     ) -> Result<Self, PgError> {
-        let client = session(&config, &plan)?;
+        let (client, statements) = session(&config, &plan)?;
         let encoder = plan.encoder();
         let batch = Batch::new(rejects.budget.max_bad() > 0);
         Ok(PgSink {
             client,
+            statements,
             config,
             plan,
             rejects,
@@ -75,7 +78,7 @@ impl PgSink {
     /// `COMMIT` had landed.
     fn commit_batch(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), PgError> {
         if self.client.is_closed() {
-            self.client = session(&self.config, &self.plan)?;
+            (self.client, self.statements) = session(&self.config, &self.plan)?;
         }
         if self.uncertain {
             // Settled only once the checkpoint could be read: an error
@@ -144,15 +147,49 @@ impl PgSink {
     }
 }
 
-/// A connection with the init commands run and the staging table made.
-fn session(config: &PgConfig, plan: &Plan) -> Result<Client, PgError> {
+/// The statements every batch runs, prepared on the connection that runs
+/// them: a batch then binds them without a round trip to parse each again.
+struct Statements {
+    copy_binary: Option<Statement>,
+    copy_text: Statement,
+    record: Statement,
+}
+
+impl Statements {
+    fn new(client: &mut Client, plan: &Plan) -> Result<Statements, PgError> {
+        let mut prepare = |sql: &str| {
+            client
+                .prepare(sql)
+                .map_err(|e| PgError::server(e, "preparing the batch's statements"))
+        };
+        Ok(Statements {
+            copy_binary: plan.copy_binary.as_deref().map(&mut prepare).transpose()?,
+            copy_text: prepare(&plan.copy_text)?,
+            record: prepare(&plan.record)?,
+        })
+    }
+
+    /// The COPY of rows in `format` (`None` for binary rows when binary
+    /// COPY is not in use, which the encoder never makes).
+    fn copy(&self, format: RowFormat) -> Option<&Statement> {
+        match format {
+            RowFormat::Binary => self.copy_binary.as_ref(),
+            RowFormat::Text => Some(&self.copy_text),
+        }
+    }
+}
+
+/// A connection with the init commands run, the staging table made and
+/// the batch's statements prepared.
+fn session(config: &PgConfig, plan: &Plan) -> Result<(Client, Statements), PgError> {
     let mut client = connect(&config.url, &config.init_commands)?;
     if let Some(sql) = &plan.create_stage {
         client
             .batch_execute(sql)
             .map_err(|e| PgError::server(e, "creating the staging table"))?;
     }
-    Ok(client)
+    let statements = Statements::new(&mut client, plan)?;
+    Ok((client, statements))
 }
 
 impl Sink for PgSink {
@@ -192,7 +229,7 @@ impl Sink for PgSink {
             // Surface a failed ROLLBACK: the connection is then unusable.
             if let Err(e) = self.client.batch_execute("ROLLBACK") {
                 log::warn!("shard {}: rollback failed: {e}", self.shard);
-                self.client = session(&self.config, &self.plan)?;
+                (self.client, self.statements) = session(&self.config, &self.plan)?;
             }
         }
         result

@@ -77,13 +77,13 @@ impl PgSink {
     /// One `COPY … FROM STDIN` of `rows`, all in `format`.
     fn copy_run(&mut self, format: RowFormat, rows: Range<usize>) -> Result<(), PgError> {
         let context = || format!("COPY of {} row(s)", rows.len());
-        let sql = self
-            .plan
+        let statement = self
+            .statements
             .copy(format)
             .ok_or_else(|| PgError::Config("a binary row without binary COPY in use".to_owned()))?;
         let mut copy = self
             .client
-            .copy_in(sql)
+            .copy_in(statement)
             .map_err(|e| PgError::server(e, "starting COPY"))?;
         let sent = copy
             .write_all(format.header())
@@ -126,7 +126,7 @@ impl PgSink {
                 &rows_crc,
             ];
             self.client
-                .execute(self.plan.record.as_str(), &params)
+                .execute(&self.statements.record, &params)
                 .map_err(|e| PgError::server(e, "recording the checkpoint"))?;
         }
         // Before the COMMIT: a kill after it cannot lose them (see `reject`).
