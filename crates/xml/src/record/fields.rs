@@ -126,8 +126,10 @@ impl RecordReader {
         }
         let field_name = named.then_some(name_buf.as_str());
         let column = match field_name {
-            // `<field name="…">` names a plain column name, in no namespace.
-            Some(name) => self.fields.lookup(name, true, scope),
+            // `<field name="…">` names a column as the server spells it, in
+            // no namespace: a colon in it is part of the name (the column
+            // `a:name` is not `name` with a prefix).
+            Some(name) => self.fields.lookup_split("", name, true, scope),
             None => match element.prefixed() {
                 true => self.fields.lookup(element_name, false, scope),
                 false => self.fields.lookup_split("", element_name, false, scope),

@@ -201,3 +201,23 @@ fn white_space_a_field_holds_is_kept_and_indentation_is_not_a_value() {
     );
     assert!(message.contains("XML declaration"), "{message}");
 }
+
+#[test]
+fn a_mysqldump_field_name_is_a_column_name_not_a_qualified_name() {
+    // mariadb-dump --xml writes each column's name as an attribute value,
+    // and a column's name may hold a colon: `a:name` and `:name` are
+    // columns of their own, not prefixed forms of `name`.
+    let xml = r#"<mysqldump><database name="d"><table_data name="t">
+        <row><field name="id">1</field><field name="a:name">x</field><field name="name">y</field></row>
+        <row><field name="id">2</field><field name=":name">z</field></row>
+        </table_data></database></mysqldump>"#;
+    assert_eq!(
+        rows(xml, XmlConfig::new("row", ["id", "name"])),
+        [values(&["1", "y"]), values(&["2", "NULL"])]
+    );
+    let strict = XmlConfig::new("row", ["id", "name"]).strict(true);
+    assert!(
+        error(xml, strict).contains("a:name"),
+        "an unmapped dump column is an unknown field in strict mode"
+    );
+}
