@@ -396,8 +396,22 @@ mod tests {
 
     #[test]
     fn records_read_without_tokens_split_where_tokens_do() {
-        let mut random = SplitMix64::new(0x5eed_2026, 0);
-        for _ in 0..600 {
+        // A longer hunt: RINGPIPE_SPLIT_FUZZ_SECS=600 RINGPIPE_SPLIT_FUZZ_SEED=7.
+        let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+        let budget = env("RINGPIPE_SPLIT_FUZZ_SECS").map(std::time::Duration::from_secs);
+        let started = std::time::Instant::now();
+        let mut random = SplitMix64::new(env("RINGPIPE_SPLIT_FUZZ_SEED").unwrap_or(0x5eed_2026), 0);
+        for done in 0.. {
+            let more = match budget {
+                Some(budget) => started.elapsed() < budget,
+                None => done < 600,
+            };
+            if !more {
+                if budget.is_some() {
+                    eprintln!("{done} documents split both ways alike");
+                }
+                break;
+            }
             let xml = document(&mut random);
             let len = xml.len() as u64;
             let targets: Vec<u64> = (1..len).step_by(1 + random.below(29) as usize).collect();
