@@ -21,17 +21,17 @@
 //! `BEGIN`, the COPY, the mode's merge, the checkpoint upsert and
 //! `COMMIT`. The COPY and checkpoint statements are prepared once per
 //! connection, so a batch in insert mode takes five round trips to the
-//! server whatever its size. The COPY is binary when every imported column's type has an
-//! encoder here (text, varchar, char, json, jsonb, bytea, integers,
-//! floats, bool, numeric, timestamp, date: the server then parses
-//! nothing), text format otherwise (timestamptz, arrays, domains, enums,
-//! ...), or as [`CopyFormat`] says. In binary COPY, a row holding a
-//! numeric, timestamp or date value not in its canonical spelling (`1e5`,
-//! `NaN`, `infinity`, a zone, ...) is encoded in text format instead, so
-//! that the server's own parser reads (or refuses) it just as in a text
-//! COPY: the batch is then sent as one COPY per run of rows of one
-//! format, in order, before the merge (when every value is canonical, the
-//! common case, a batch is one COPY).
+//! server whatever its size. The COPY is binary when every imported
+//! column's type has an encoder here (text, varchar, char, json, jsonb,
+//! bytea, integers, floats, bool, numeric, timestamp, date: the server
+//! then parses nothing), text format otherwise (timestamptz, arrays,
+//! domains, enums, ...), or as [`CopyFormat`] says. In binary COPY, a row
+//! holding a numeric, timestamp or date value not in its canonical
+//! spelling (`1e5`, `NaN`, `infinity`, a zone, ...) is encoded in text
+//! format instead, so that the server's own parser reads (or refuses) it
+//! just as in a text COPY: the batch is then sent as one COPY per run of
+//! rows of one format, in order, before the merge (when every value is
+//! canonical, the common case, a batch is one COPY).
 //!
 //! [`Mode::Insert`] and [`Mode::Truncate`] copy into the table;
 //! [`Mode::Ignore`], [`Mode::Upsert`] and [`Mode::Replace`] copy into a

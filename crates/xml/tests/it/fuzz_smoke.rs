@@ -140,7 +140,7 @@ fn mutate_catalogues(rng: &mut Rng, seed: u64) -> usize {
             // roxmltree reads a reference to a surrogate or to a number past
             // U+10FFFF as U+FFFD; XML forbids both, and this source refuses
             // them (Legal Character) rather than alter the value.
-            if refers_past_unicode(text) {
+            if refers_to_no_character(text) {
                 continue;
             }
             // roxmltree reads a name with an empty prefix (`</:field>`,
@@ -208,7 +208,7 @@ fn pi_target_runs_on(text: &str) -> bool {
 
 /// Whether `text` holds a character reference (`&#…;` or `&#x…;`) to a
 /// surrogate or past U+10FFFF.
-fn refers_past_unicode(text: &str) -> bool {
+fn refers_to_no_character(text: &str) -> bool {
     text.split("&#").skip(1).any(|reference| {
         let Some((digits, _)) = reference.split_once(';') else {
             return false;
