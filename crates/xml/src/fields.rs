@@ -136,6 +136,34 @@ impl FieldMap {
         Some(self.entries[found].1)
     }
 
+    /// The column for a field whose name is written as a value, not as a
+    /// qualified name (the mysqldump form's `<field name="…">`): an entry
+    /// matches the name it is spelled as (`id` the name `id`, `p:id` the
+    /// name `p:id`, `{}id` the name `id`), so that a colon is part of the
+    /// name. The guess is tried first, as in [`FieldMap::lookup_split`].
+    pub(crate) fn lookup_spelled(&mut self, name: &str) -> Option<usize> {
+        let spelled = |index: usize| {
+            self.entries
+                .get(index)
+                .is_some_and(|(test, _)| test.is_spelled(name))
+        };
+        let guess = self.after.get(self.last).copied().unwrap_or(NO_GUESS);
+        if spelled(guess) {
+            self.last = guess;
+            return Some(self.entries[guess].1);
+        }
+        let found = (0..self.entries.len()).find(|&i| spelled(i))?;
+        if let Some(slot) = self.after.get_mut(self.last) {
+            *slot = if self.guessable[found] {
+                found
+            } else {
+                NO_GUESS
+            };
+        }
+        self.last = found;
+        Some(self.entries[found].1)
+    }
+
     /// Whether entry `index` (if any) matches the name.
     #[inline(always)]
     fn hit(

@@ -65,6 +65,21 @@ impl NameTest {
         local == self.local && self.matches_ns(prefix, attribute, scope)
     }
 
+    /// Whether `name`, taken as written (a colon is part of it), is this
+    /// test's own spelling: `id` for `id` and for `{}id`, `p:id` for
+    /// `p:id`; never for a test of a namespace URI.
+    pub(crate) fn is_spelled(&self, name: &str) -> bool {
+        match &self.ns {
+            NsTest::Any => name == self.local,
+            NsTest::Uri(uri) => uri.is_empty() && name == self.local,
+            NsTest::Prefix(prefix) => {
+                name.strip_prefix(prefix.as_str())
+                    .and_then(|rest| rest.strip_prefix(':'))
+                    == Some(self.local.as_str())
+            }
+        }
+    }
+
     /// The namespace half of [`NameTest::matches`], for a name whose local
     /// part is known to match.
     #[inline]
@@ -115,6 +130,10 @@ mod tests {
         assert!(!NameTest::parse("z:item")
             .unwrap()
             .matches("item", false, &scope));
+        let spelled = |test: &str, name: &str| NameTest::parse(test).unwrap().is_spelled(name);
+        assert!(spelled("id", "id") && spelled("{}id", "id") && spelled("a:id", "a:id"));
+        assert!(!spelled("id", "a:id") && !spelled("id", ":id") && !spelled("a:id", "id"));
+        assert!(!spelled("a:id", "b:id") && !spelled("{u2}id", "id") && !spelled("a:id", "a:idx"));
         for bad in ["", "a:", ":a", "{u", "{u}", "a:b:c", "9"] {
             assert!(NameTest::parse(bad).is_err(), "{bad:?}");
         }

@@ -129,7 +129,7 @@ impl RecordReader {
             // `<field name="…">` names a column as the server spells it, in
             // no namespace: a colon in it is part of the name (the column
             // `a:name` is not `name` with a prefix).
-            Some(name) => self.fields.lookup_split("", name, true, scope),
+            Some(name) => self.fields.lookup_spelled(name),
             None => match element.prefixed() {
                 true => self.fields.lookup(element_name, false, scope),
                 false => self.fields.lookup_split("", element_name, false, scope),

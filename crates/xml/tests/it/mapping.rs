@@ -220,4 +220,16 @@ fn a_mysqldump_field_name_is_a_column_name_not_a_qualified_name() {
         error(xml, strict).contains("a:name"),
         "an unmapped dump column is an unknown field in strict mode"
     );
+    // Such a column is reached by its own name, or mapped by it.
+    assert_eq!(
+        rows(xml, XmlConfig::new("row", ["id", "a:name"])),
+        [values(&["1", "x"]), values(&["2", "NULL"])]
+    );
+    assert_eq!(
+        rows(
+            xml,
+            XmlConfig::new("row", ["id", "other"]).rename("a:name", "other")
+        ),
+        [values(&["1", "x"]), values(&["2", "NULL"])]
+    );
 }
