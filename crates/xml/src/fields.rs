@@ -125,6 +125,13 @@ impl FieldMap {
         }
         let found =
             (0..self.entries.len()).find(|&i| self.hit(i, prefix, local, attribute, scope))?;
+        Some(self.learn(found))
+    }
+
+    /// Records that entry `found`, which a search found, followed the
+    /// previous hit (the next guess after it, if `found` may be guessed),
+    /// and returns its column.
+    fn learn(&mut self, found: usize) -> usize {
         if let Some(slot) = self.after.get_mut(self.last) {
             *slot = if self.guessable[found] {
                 found
@@ -133,7 +140,7 @@ impl FieldMap {
             };
         }
         self.last = found;
-        Some(self.entries[found].1)
+        self.entries[found].1
     }
 
     /// The column for a field whose name is written as a value, not as a
@@ -153,15 +160,7 @@ impl FieldMap {
             return Some(self.entries[guess].1);
         }
         let found = (0..self.entries.len()).find(|&i| spelled(i))?;
-        if let Some(slot) = self.after.get_mut(self.last) {
-            *slot = if self.guessable[found] {
-                found
-            } else {
-                NO_GUESS
-            };
-        }
-        self.last = found;
-        Some(self.entries[found].1)
+        Some(self.learn(found))
     }
 
     /// Whether entry `index` (if any) matches the name.
