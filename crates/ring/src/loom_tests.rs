@@ -1,7 +1,9 @@
 //! Loom models of the ring's protocols.
 //!
 //! Run with
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p ringpipe-ring --release --lib -- loom`.
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p ringpipe-ring --release --lib -- loom`
+//! (CI's bound; with `LOOM_MAX_PREEMPTIONS=3` every model passes too, in
+//! about three minutes on two cores).
 //!
 //! Each model uses a tiny ring and one more event than fits, so runs wrap
 //! around, and ends in one hard assertion. Slot accesses go through loom's
