@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use ringpipe_xml::gen::{write_catalogue, Catalogue, Layout, PRODUCT_COLUMNS};
-use ringpipe_xml::Repeated;
+use ringpipe_xml::{Repeated, XmlError};
 
 use crate::common::{assert_same, dom_rows, parse, parse_in_pieces};
 
@@ -152,15 +152,26 @@ fn mutate_catalogues(rng: &mut Rng, seed: u64) -> usize {
             }
             // roxmltree takes `<?pi>x?>` as target `pi` and data `>x`; XML
             // needs white space between a processing instruction's target
-            // and its data, and this source refuses it.
+            // and its data, and this source refuses it. It also accepts a
+            // target with a colon, which namespaces forbid.
             if pi_target_runs_on(text) {
+                continue;
+            }
+            // roxmltree keeps a lone CR before a reference or a tag
+            // (`x\r&#65;`, `A\r</a>`) where XML's end-of-line handling, and
+            // this source, make it a line feed.
+            if lone_cr(text) {
                 continue;
             }
             let tag = layout.row_tag();
             if let Some(dom) = dom_rows(text, tag, &PRODUCT_COLUMNS) {
                 accepted_by_dom += 1;
+                // A well-formed document without records is an error here
+                // (a run that matched nothing is never a quiet success).
+                let nothing =
+                    dom.is_empty() && matches!(drained.error, Some(XmlError::NoRecords { .. }));
                 assert!(
-                    drained.error.is_none(),
+                    drained.error.is_none() || nothing,
                     "{:?} on a document roxmltree accepts:\n{text}",
                     drained.error
                 );
@@ -196,13 +207,23 @@ fn empty_prefix(text: &str) -> bool {
             .any(|pair| pair[0].is_ascii_whitespace() && pair[1] == b':')
 }
 
+/// Whether `text` holds a CR that no LF follows.
+fn lone_cr(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes
+        .iter()
+        .enumerate()
+        .any(|(at, &byte)| byte == b'\r' && bytes.get(at + 1) != Some(&b'\n'))
+}
+
 /// Whether a processing instruction in `text` has a target followed by
-/// neither white space nor `?>`.
+/// neither white space nor `?>`, or one holding a colon.
 fn pi_target_runs_on(text: &str) -> bool {
     text.split("<?").skip(1).any(|pi| {
         let name_char = |c: char| c.is_alphanumeric() || "-_.:".contains(c) || !c.is_ascii();
         let after = pi.trim_start_matches(name_char);
-        !(after.starts_with(char::is_whitespace) || after.starts_with("?>"))
+        let target = &pi[..pi.len() - after.len()];
+        target.contains(':') || !(after.starts_with(char::is_whitespace) || after.starts_with("?>"))
     })
 }
 
