@@ -11,9 +11,12 @@ pub(crate) enum NameError {
     BadStart,
     /// A character that may not appear in a name.
     BadChar,
-    /// A colon where Namespaces 1.0 forbids it (leading, trailing, twice,
-    /// or in a name that must be an NCName).
+    /// A colon where Namespaces 1.0 forbids it in a qualified name
+    /// (leading, trailing, twice).
     Colon,
+    /// A colon in a name that must be an NCName (a processing-instruction
+    /// target, a prefix or local part), which may hold none.
+    NcColon,
 }
 
 impl NameError {
@@ -28,6 +31,9 @@ impl NameError {
                 "{what} {name:?} is not a namespace-valid name (at most one `:`, \
                  with a name on each side)"
             ),
+            NameError::NcColon => {
+                format!("{what} {name:?} holds a `:`, which namespaces do not allow there")
+            }
         }
     }
 }
@@ -204,7 +210,7 @@ fn scan_qname_bytes(text: &str) -> (&str, Result<bool, NameError>) {
 pub(crate) fn check_ncname(name: &str) -> Result<(), NameError> {
     match check_name(name)? {
         0 => Ok(()),
-        _ => Err(NameError::Colon),
+        _ => Err(NameError::NcColon),
     }
 }
 
@@ -306,7 +312,7 @@ mod tests {
         for bad in [":a", "a:", "a:b:c", "a:9"] {
             assert_eq!(check_qname(bad), Err(NameError::Colon), "{bad:?}");
         }
-        assert_eq!(check_ncname("a:b"), Err(NameError::Colon));
+        assert_eq!(check_ncname("a:b"), Err(NameError::NcColon));
         assert_eq!(split_qname("p:x"), ("p", "x"));
         assert_eq!(split_qname("x"), ("", "x"));
         assert_eq!(scan_qname("p:a b").0, "p:a");
