@@ -195,7 +195,6 @@ fn mutate_catalogues(rng: &mut Rng, seed: u64) -> usize {
     accepted_by_dom
 }
 
-/// Rows with XML line-end normalisation applied (CR-LF and lone CR → LF).
 /// Whether `text` may hold a name with an empty prefix: `:` after `<`,
 /// `</` or white space.
 fn empty_prefix(text: &str) -> bool {
@@ -242,6 +241,7 @@ fn refers_to_no_character(text: &str) -> bool {
     })
 }
 
+/// Rows with XML line-end normalisation applied (CR-LF and lone CR → LF).
 fn normalise_line_ends(rows: &[Vec<Option<String>>]) -> Vec<Vec<Option<String>>> {
     rows.iter()
         .map(|row| {
