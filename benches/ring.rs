@@ -37,7 +37,8 @@
 //! ```
 //!
 //! `cargo bench --bench ring load` runs only the steady-load latency case
-//! (1M and 10M events/s, p50/p99/p99.9 publish→handle, both rings).
+//! (1M and 10M events/s, p50/p99/p99.9 publish→handle; ours with and
+//! without gathering, and the `disruptor` crate).
 //!
 //! A full unfiltered run (not quick) writes the SVG chart to
 //! `docs/img/ring-throughput.svg`.
@@ -387,11 +388,16 @@ fn run_latency(config: &Config) -> Vec<LatencyResult> {
 /// The offered loads of the steady-load case, in events per second.
 const LOADS: [u64; 2] = [1_000_000, 10_000_000];
 
-/// Steady-load latency: per load, ours then the `disruptor` crate's.
-fn run_load(config: &Config) -> Vec<(u64, [LatencyResult; 2])> {
+/// Our ring without gathering, in the steady-load case.
+const OURS_IMMEDIATE: &str = "ringpipe-ring, without_gathering";
+
+/// Steady-load latency: per load, ours (as configured by default, then
+/// `without_gathering`) and the `disruptor` crate's, the last the peer.
+fn run_load(config: &Config) -> Vec<(u64, [LatencyResult; 3])> {
     type Run = fn(Load) -> hdrhistogram::Histogram<u64>;
-    let contenders: [(&'static str, Run); 2] = [
+    let contenders: [(&'static str, Run); 3] = [
         (OURS.name, load::ours::run),
+        (OURS_IMMEDIATE, load::ours::run_without_gathering),
         (DISRUPTOR.name, load::disruptor_crate::run),
     ];
     LOADS
@@ -406,12 +412,12 @@ fn run_load(config: &Config) -> Vec<(u64, [LatencyResult; 2])> {
                 percentiles: Vec::new(),
             });
             for round in 0..config.rounds {
-                for i in (0..2).map(|i| (i + round) % 2) {
+                for i in (0..contenders.len()).map(|i| (i + round) % contenders.len()) {
                     let histogram = (contenders[i].1)(load);
                     let q = |q| histogram.value_at_quantile(q) as f64;
                     let row = [q(0.5), q(0.99), q(0.999)];
                     eprintln!(
-                        "  load {rate}/s round {round}: {:<18} p50 {} p99 {} p99.9 {} ns",
+                        "  load {rate}/s round {round}: {:<33} p50 {} p99 {} p99.9 {} ns",
                         contenders[i].0, row[0], row[1], row[2]
                     );
                     results[i].percentiles.push(row);
@@ -422,16 +428,18 @@ fn run_load(config: &Config) -> Vec<(u64, [LatencyResult; 2])> {
         .collect()
 }
 
-fn print_load(results: &[(u64, [LatencyResult; 2])]) {
-    println!("| offered load | contender | median p50 ns | median p99 ns | median p99.9 ns | min–max p99 ns | median ratio p99 ours/peer (per round) |");
+fn print_load(results: &[(u64, [LatencyResult; 3])]) {
+    println!("| offered load | contender | median p50 ns | median p99 ns | median p99.9 ns | min–max p99 ns | median ratio p99 ours/disruptor (per round) |");
     println!("|---|---|---:|---:|---:|---:|---:|");
-    for (rate, [ours, peer]) in results {
-        for (i, result) in [ours, peer].into_iter().enumerate() {
+    for (rate, contenders) in results {
+        let peer = &contenders[contenders.len() - 1];
+        for (i, result) in contenders.iter().enumerate() {
             let [p50, p99, p999] = [0, 1, 2].map(|j| median(&result.column(j)));
             let (lo, hi) = min_max(&result.column(1));
-            let ratio = match i {
-                0 => "—".to_string(),
-                _ => format!("{:.2}", median(&ours.p99_ratios(peer))),
+            let ratio = if std::ptr::eq(result, peer) {
+                "—".to_string()
+            } else {
+                format!("{:.2}", median(&result.p99_ratios(peer)))
             };
             let load = if i == 0 {
                 format!("{}M/s", rate / 1_000_000)

@@ -2,7 +2,9 @@
 //! rate (1M or 10M events/s), stamping each event with the time it was
 //! published; the consumer records `now - stamp` when it handles the event.
 //! Busy-spin both sides, producer on core 0 and consumer on core 1, the
-//! default slot layout. The first tenth of each run is warm-up and not
+//! default slot layout. Ours runs twice: as the busy-spin strategy is by
+//! default (gathering, unless `RINGPIPE_BENCH_NO_GATHER=1`), and
+//! `without_gathering`, the setting for a latency-bound ring. The first tenth of each run is warm-up and not
 //! recorded. A producer that falls behind its schedule publishes at once
 //! (no catch-up burst is skipped), so an overloaded contender shows it as
 //! queueing delay.
@@ -101,6 +103,7 @@ pub mod ours {
     use ringpipe_ring::{EventHandler, HandlerError, RingBuilder, WaitStrategy};
 
     use super::*;
+    use crate::support::{peers, Wait};
 
     impl EventHandler<u64> for Recorder {
         #[inline(always)]
@@ -110,12 +113,21 @@ pub mod ours {
         }
     }
 
-    /// One run at `load`.
+    /// One run at `load`, busy-spin as configured by default.
     pub fn run(load: Load) -> Histogram<u64> {
+        run_with(load, peers::ours::strategy(Wait::Busy))
+    }
+
+    /// One run at `load`, busy-spin without gathering.
+    pub fn run_without_gathering(load: Load) -> Histogram<u64> {
+        run_with(load, WaitStrategy::busy_spin().without_gathering())
+    }
+
+    fn run_with(load: Load, strategy: WaitStrategy) -> Histogram<u64> {
         let out = Out::default();
         let epoch = Instant::now();
         let (mut producer, ring) = RingBuilder::new(CAPACITY, || 0u64)
-            .wait_strategy(WaitStrategy::busy_spin())
+            .wait_strategy(strategy)
             .pin_to_cores([CONSUMER_CORE])
             .handle_events_with(Recorder::new(epoch, load, &out))
             .start()

@@ -26,10 +26,11 @@ use crate::sync::{fence, spin_hint, yield_now, AtomicU64, Ordering};
 /// 8 PAUSEs before taking them, looks how far the batch grew, and pauses
 /// once more for as long as the batch needs at that rate to reach 256
 /// events (at most four looks and 128 PAUSEs: ~1.8 µs where a PAUSE takes
-/// 14 ns, ~3.2 µs where it takes 25). Each poll of the cursor steals its
-/// cache line from the producer, so a processor polling right behind a
-/// streaming producer takes batches of a few events and slows the producer
-/// down: gathering turned batches of ~8 events into ~200 and raised 1P→1C
+/// 14 ns, ~3.2 µs where it takes 25); a producer adding less than one
+/// event per two PAUSEs is not waited for after the first look. Each
+/// poll of the cursor steals its cache line from the producer, so a
+/// processor polling right behind a streaming producer takes batches of a
+/// few events and slows the producer down: gathering turned batches of ~8 events into ~200 and raised 1P→1C
 /// busy-spin throughput by 20–30%, and pacing the second pause by the rate
 /// gathers ~400 and raised it by another ~1.6× (docs/benchmarks.md). A
 /// processor that had to *wait* for its next event never gathers, so a
@@ -79,6 +80,9 @@ const GATHER_PAUSES: u32 = if cfg!(loom) { 1 } else { 8 };
 const GATHER_ROUNDS: u32 = if cfg!(loom) { 1 } else { 4 };
 /// ...pausing no more than this many PAUSEs in all.
 const GATHER_BUDGET: u32 = if cfg!(loom) { 1 } else { 128 };
+/// A producer that added fewer than one event per this many PAUSEs since
+/// the last look is not waited for.
+const GATHER_SLOW_PAUSES: u32 = 2;
 /// Spins before the yielding strategy starts yielding.
 const YIELDING_SPINS: u32 = 100;
 /// Longest a blocked thread sleeps before it re-checks by itself. Wake-ups
@@ -274,6 +278,14 @@ pub(crate) fn gather(first: i64, seen: i64, poll: impl FnMut() -> i64) -> i64 {
 /// Intel benchmark machine) four looks gathered ~150 events and 1P→1C
 /// busy-spin ran at 140–230 M events/s, paced it gathers ~400 and runs at
 /// 220–340 M (docs/benchmarks.md).
+///
+/// A producer that added fewer than one event per two PAUSEs since the
+/// last look (slower than ~20–35M events/s) is not waited for: it is not
+/// fast enough for the polls' cache-line steals to slow it, so gathering
+/// would only delay its events: at a steady 10M events/s, waiting out the
+/// budget for such a producer made each event ~1.1 µs later, where giving
+/// up at the first look costs only that look's short pause
+/// (docs/benchmarks.md).
 #[inline]
 fn gather_paced(
     first: i64,
@@ -293,8 +305,11 @@ fn gather_paced(
         if now == seen || now - first + 1 >= GATHER_ENOUGH || budget == 0 {
             return now;
         }
-        let missing = GATHER_ENOUGH - (now - first + 1);
         let grown = now - seen;
+        if grown * i64::from(GATHER_SLOW_PAUSES) < i64::from(pauses) {
+            return now;
+        }
+        let missing = GATHER_ENOUGH - (now - first + 1);
         let wanted = (i64::from(pauses) * missing + grown - 1) / grown;
         pauses = wanted.clamp(1, i64::from(budget)) as u32;
         seen = now;
@@ -475,11 +490,11 @@ mod tests {
     }
 
     #[test]
-    fn gathering_gives_up_after_its_rounds_or_its_budget() {
-        // A batch that keeps growing by a little: paced pauses would exceed
-        // the budget, which ends the gathering after its second look.
+    fn gathering_does_not_wait_for_a_producer_too_slow_to_fill_the_batch() {
+        // One event in 8 PAUSEs (a steady 10M events/s where a PAUSE takes
+        // 14 ns): the first look hands over what is there.
         let (mut seen, mut polls) = (0, 0);
-        let mut paused = 0;
+        let mut paused = Vec::new();
         let taken = gather_paced(
             0,
             0,
@@ -488,9 +503,19 @@ mod tests {
                 seen += 1;
                 seen
             },
-            |n| paused += n,
+            |n| paused.push(n),
         );
-        assert_eq!((polls, taken, paused), (2, 2, GATHER_BUDGET));
+        assert_eq!((polls, taken, paused), (1, 1, vec![GATHER_PAUSES]));
+        // The same holds at a later look: 100 events, then 6 more in 13
+        // PAUSEs.
+        let mut polls = [100, 106, 9999].into_iter();
+        let mut paused = Vec::new();
+        let taken = gather_paced(0, 0, || polls.next().unwrap(), |n| paused.push(n));
+        assert_eq!((taken, paused), (106, vec![GATHER_PAUSES, 13]));
+    }
+
+    #[test]
+    fn gathering_gives_up_after_its_rounds_or_its_budget() {
         // A producer slowing down, each look short of the pace the last
         // one set, within the budget: at most `GATHER_ROUNDS` looks (8, 13,
         // 28 and 70 PAUSEs).
