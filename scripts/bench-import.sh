@@ -35,8 +35,10 @@
 # beside them, else copies made once, untimed, in a new directory (mode 755,
 # files 644) under secure_file_priv's directory or /tmp, removed on exit.
 #
-# Round k runs the contenders starting with contender k mod N. Every run
-# starts from an empty table with the same indexes and ends with the row
+# An untimed warm-up round runs every contender once first, so that no
+# timed run pays for a cold server (its buffer pool, the table's first
+# pages, the binary's first start). Round k runs the contenders starting
+# with contender k mod N. Every run starts from an empty table with the same indexes and ends with the row
 # count and CHECKSUM TABLE against a reference load; a mismatch stops the
 # benchmark. Each run records wall time, the client's CPU (user + system of
 # the processes it waited for, getrusage) and the server's (utime + stime
@@ -214,14 +216,19 @@ run_one() { # ROUND ENTRY
     [[ "$state" == "$expect" ]] || check="WRONG: $state"
     [[ "$check" == ok || "$lossy" == lossy ]] ||
         die "round $1: $name ($transport) left count/checksum $state, expected $expect; it said: $(tail -n 3 "$work/run.err")"
+    if (( $1 == 0 )); then
+        log "warm-up: $name ($transport): ${times%% *} s, table $check"
+        return
+    fi
     awk -v r="$1" -v c="$name" -v t="$transport" -v n="$n" -v x="$times" -v b="$before" -v a="$after" -v hz="$hz" -v k="$check" 'BEGIN {
         split(x, s, " "); server = (b == "" || a == "") ? "" : sprintf("%.2f", (a - b) / hz)
         printf "%s,\"%s\",\"%s\",%s,%.3f,%.3f,%s,%s\n", r, c, t, n, s[1], s[2] + s[3], server, k }' >> "$runs"
     log "round $1: $name ($transport): ${times%% *} s, table $check"
 }
-for round in $(seq 1 "$rounds"); do
+# Round 0 is the untimed warm-up.
+for round in $(seq 0 "$rounds"); do
     for k in "${!contenders[@]}"; do
-        run_one "$round" "${contenders[$(( (round - 1 + k) % ${#contenders[@]} ))]}"
+        run_one "$round" "${contenders[$(( (round + k) % ${#contenders[@]} ))]}"
     done
 done
 sql -e "DROP TABLE IF EXISTS \`$table\`"

@@ -62,7 +62,8 @@ def table(rows, base, label, full_rows, shown):
         "| client CPU-s / 1M | server CPU-s / 1M | table (count, CHECKSUM) |",
         "|---|---:|---:|---:|---|---:|---:|---|",
     ]
-    for name in dict.fromkeys(r["contender"] for r in rows):
+    # The base first, then the others in the order they ran.
+    for name in sorted(dict.fromkeys(r["contender"] for r in rows), key=lambda n: n != base):
         if not shown(name):
             continue
         mine = [r for r in rows if r["contender"] == name]
@@ -104,7 +105,8 @@ def main():
         f"Server: MariaDB {version}; {settings}  ",
         f"Command: `{chosen}RINGPIPE_BENCH_ROWS={full_rows} RINGPIPE_BENCH_ROUNDS={len(rounds)} "
         f"RINGPIPE_BENCH_SLICE={env('RINGPIPE_BENCH_SLICE', '20000')} scripts/bench-import.sh`  ",
-        f"{len(rounds)} rounds, contender order rotated each round; every table checked by "
+        f"{len(rounds)} timed rounds after an untimed warm-up, contender order rotated each "
+        "round; every table checked by "
         "row count and CHECKSUM TABLE against a reference load.",
         "",
         "Time: seconds for the full input (slices extrapolated per row). × ringpipe: the "
