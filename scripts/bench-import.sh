@@ -38,9 +38,9 @@
 # An untimed warm-up round runs every contender once first, so that no
 # timed run pays for a cold server (its buffer pool, the table's first
 # pages, the binary's first start). Round k runs the contenders starting
-# with contender k mod N. Every run starts from an empty table with the same indexes and ends with the row
-# count and CHECKSUM TABLE against a reference load; a mismatch stops the
-# benchmark. Each run records wall time, the client's CPU (user + system of
+# with contender k mod N. Every run starts from an empty table with the
+# same indexes and ends with the row count and CHECKSUM TABLE against a
+# reference load; a mismatch stops the benchmark. Each run records wall time, the client's CPU (user + system of
 # the processes it waited for, getrusage) and the server's (utime + stime
 # from /proc/<mariadbd>/stat before and after).
 #

@@ -4,10 +4,10 @@
 //! Busy-spin both sides, producer on core 0 and consumer on core 1, the
 //! default slot layout. Ours runs twice: as the busy-spin strategy is by
 //! default (gathering, unless `RINGPIPE_BENCH_NO_GATHER=1`), and
-//! `without_gathering`, the setting for a latency-bound ring. The first tenth of each run is warm-up and not
-//! recorded. A producer that falls behind its schedule publishes at once
-//! (no catch-up burst is skipped), so an overloaded contender shows it as
-//! queueing delay.
+//! `without_gathering`, the setting for a latency-bound ring. The first
+//! tenth of each run is warm-up and not recorded. A producer that falls
+//! behind its schedule publishes at once (no catch-up burst is skipped),
+//! so an overloaded contender shows it as queueing delay.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -89,11 +89,11 @@
 //!   events already waiting is right behind a streaming producer, and each
 //!   of its polls pulls the cursor's cache line away from that producer. It
 //!   pauses briefly, sees how fast the batch grows, and pauses once more for
-//!   as long as the batch needs at that rate to reach 256 events, unless
-//!   that would take longer than a couple of microseconds (a producer that
-//!   slow gains nothing from it); a processor that had to wait for its next
-//!   event takes it at once ([`WaitStrategy::without_gathering`] turns
-//!   gathering off).
+//!   as long as the batch needs at that rate to reach 256 events. A
+//!   producer adding less than one event per two PAUSEs is not waited for
+//!   (its polls do not slow it, so gathering would only delay its events),
+//!   and a processor that had to wait for its next event takes it at once
+//!   ([`WaitStrategy::without_gathering`] turns gathering off).
 //! * **Cached gating.** Producers remember how far the slowest last-stage
 //!   processor had got and reread the processors' sequences only when that
 //!   cache says the ring is full.

@@ -30,9 +30,10 @@ use crate::sync::{fence, spin_hint, yield_now, AtomicU64, Ordering};
 /// event per two PAUSEs is not waited for after the first look. Each
 /// poll of the cursor steals its cache line from the producer, so a
 /// processor polling right behind a streaming producer takes batches of a
-/// few events and slows the producer down: gathering turned batches of ~8 events into ~200 and raised 1P→1C
-/// busy-spin throughput by 20–30%, and pacing the second pause by the rate
-/// gathers ~400 and raised it by another ~1.6× (docs/benchmarks.md). A
+/// few events and slows the producer down: gathering turned batches of ~8
+/// events into ~200 and raised 1P→1C busy-spin throughput by 20–30%, and
+/// pacing the second pause by the rate gathers ~400 and raised it by
+/// another ~1.6× (docs/benchmarks.md). A
 /// processor that had to *wait* for its next event never gathers, so a
 /// lone event (a request, a ping) is handed over at once; gathering delays
 /// only events that were already queued.
@@ -282,10 +283,9 @@ pub(crate) fn gather(first: i64, seen: i64, poll: impl FnMut() -> i64) -> i64 {
 /// A producer that added fewer than one event per two PAUSEs since the
 /// last look (slower than ~20–35M events/s) is not waited for: it is not
 /// fast enough for the polls' cache-line steals to slow it, so gathering
-/// would only delay its events: at a steady 10M events/s, waiting out the
-/// budget for such a producer made each event ~1.1 µs later, where giving
-/// up at the first look costs only that look's short pause
-/// (docs/benchmarks.md).
+/// would only delay its events. At a steady 10M events/s, waiting out the
+/// budget for such a producer made each event ~1.1 µs later; giving up at
+/// the first look costs only that look's short pause (docs/benchmarks.md).
 #[inline]
 fn gather_paced(
     first: i64,
