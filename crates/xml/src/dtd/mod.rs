@@ -84,18 +84,20 @@ fn subset(c: &mut Cursor<'_>, declared: &mut DeclaredEntities) -> Result<()> {
                 RefError::Declared,
             ));
         }
-        if rest.starts_with("<!--") {
-            let Some(end) = rest.find("-->") else {
+        // The closer is looked for after the opener, which it may overlap
+        // (`<!-->`, `<?>`).
+        if let Some(body) = rest.strip_prefix("<!--") {
+            let Some(end) = body.find("-->") else {
                 return bad(c, "unclosed comment");
             };
-            decl::check_comment(&rest[4..end]).map_err(|(at, m)| (c.at + 4 + at, m))?;
-            c.at += end + 3;
-        } else if rest.starts_with("<?") {
-            let Some(end) = rest.find("?>") else {
+            decl::check_comment(&body[..end]).map_err(|(at, m)| (c.at + 4 + at, m))?;
+            c.at += 4 + end + 3;
+        } else if let Some(body) = rest.strip_prefix("<?") {
+            let Some(end) = body.find("?>") else {
                 return bad(c, "unclosed processing instruction");
             };
-            decl::check_pi(&rest[2..end]).map_err(|(at, m)| (c.at + 2 + at, m))?;
-            c.at += end + 2;
+            decl::check_pi(&body[..end]).map_err(|(at, m)| (c.at + 2 + at, m))?;
+            c.at += 2 + end + 2;
         } else if c.eat("<!ELEMENT") {
             element_decl(c)?;
         } else if c.eat("<!ATTLIST") {
@@ -185,6 +187,7 @@ mod tests {
             " r [<!ATTLIST r a CDATA #IMPLIED b (x|y) 'x' c NOTATION (n) #REQUIRED d ID #FIXED 'q&amp;'>]",
             " r [<!ENTITY e 'v&#60;&f;'><!ENTITY % p 'x'><!ENTITY u SYSTEM 'u' NDATA n>\
              <!NOTATION n PUBLIC 'n'><!-- c --><?pi x?>]",
+            " r [<!----><?pi?>]",
         ] {
             assert!(check(good).is_ok(), "{good:?}: {:?}", check(good));
         }
@@ -213,6 +216,10 @@ mod tests {
             " r [<![INCLUDE[ ]]>]",
             " r [] x",
             " r PUBLIC '{' 's'",
+            // A closer that overlaps its opener closes nothing.
+            " r [<?>]",
+            " r [<!-->]",
+            " r [<!--->]",
         ] {
             assert!(check(bad).is_err(), "{bad:?}");
         }

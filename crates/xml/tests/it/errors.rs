@@ -3,7 +3,7 @@
 
 use ringpipe_xml::{XmlConfig, XmlError};
 
-use crate::common::{failure, parse, values};
+use crate::common::{failure, parse, rows, values};
 
 fn config() -> XmlConfig {
     XmlConfig::new("product", ["id", "name"])
@@ -281,4 +281,18 @@ fn invalid_configuration_is_reported_before_reading() {
         message,
         "t.xml: invalid configuration: column `a` is listed twice"
     );
+}
+
+#[test]
+fn a_closer_overlapping_its_opener_in_the_doctype_closes_nothing() {
+    // `<?>` and `<!-->` are not a whole PI or comment: their closers are
+    // looked for after the opener (found by libFuzzer, a panic before).
+    check(
+        b"<!DOCTYPE c [<?>?>]><c><product/></c>",
+        "t.xml:1:16: expected a processing-instruction target",
+        0,
+    );
+    // Here the comment is `>x`, which is well-formed.
+    let read = rows(b"<!DOCTYPE c [<!-->x-->]><c><product/></c>", config());
+    assert_eq!(read.len(), 1);
 }
