@@ -13,8 +13,8 @@
 //! Well-formed content is passed over exactly, so the plan's state after
 //! the element is the one the parser will have. Malformed content may be
 //! misread here, but never silently: the region that parses those bytes
-//! reports the fault, and a region that ends elsewhere than the plan said
-//! fails its end check.
+//! meets the fault, or its end where the parser sees no record start, and
+//! reports the fault one source reading the whole input finds there.
 
 use crate::namespaces;
 use crate::scan;

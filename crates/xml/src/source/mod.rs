@@ -1,7 +1,7 @@
 //! [`XmlSource`]: the pull loop that turns parser events into rows.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -61,6 +61,10 @@ pub struct XmlSource {
     region_end: RegionEnd,
     /// A later region waiting for the split plan; started on first read.
     pending: Option<PendingRegion>,
+    /// For one region of several: the input and configuration to read it
+    /// whole again with, so that a fault is reported as one source would
+    /// (see `XmlSource::fault_as_one_source`).
+    whole: Option<Box<(PathBuf, XmlConfig)>>,
     /// Set once EOF or an error was returned; later calls return `Ok(false)`.
     finished: bool,
     /// A document without records is fine ([`XmlConfig::allow_empty`]).
@@ -156,6 +160,7 @@ impl XmlSource {
             first_record: 0,
             region_end: RegionEnd::Input,
             pending: None,
+            whole: None,
             finished: false,
             raw_bytes,
             total_bytes,
@@ -293,7 +298,7 @@ impl Source for XmlSource {
         row.clear();
         let result = self.fill(row);
         self.finished = !matches!(result, Ok(true));
-        result
+        result.map_err(|error| self.fault_as_one_source(error))
     }
 
     fn records_before(&self) -> u64 {

@@ -3,6 +3,8 @@
 
 use std::io;
 use std::path::Path;
+
+use ringpipe_pipeline::{Row, Source};
 use std::sync::Arc;
 
 use crate::config::{XmlConfig, TOKEN_SLACK};
@@ -83,7 +85,9 @@ impl XmlSource {
         let size = std::fs::metadata(path).map_err(io_error)?.len();
         let plan = region::plan(path, size, &config, regions).map_err(io_error)?;
         let usage = ColumnUsage::new(config.columns());
-        let first = Self::first_region(path, size, &config, &usage, &plan)?;
+        let whole = || Some(Box::new((path.to_owned(), config.clone())));
+        let mut first = Self::first_region(path, size, &config, &usage, &plan)?;
+        first.whole = whole();
         let mut sources = vec![first];
         for index in 1..regions {
             let mut source = Self::build(
@@ -94,6 +98,7 @@ impl XmlSource {
                 config.clone(),
                 usage.clone(),
             )?;
+            source.whole = whole();
             source.pending = Some(PendingRegion {
                 path: path.to_owned(),
                 plan: Arc::clone(&plan),
@@ -104,6 +109,44 @@ impl XmlSource {
             sources.push(source);
         }
         Ok(sources)
+    }
+
+    /// The fault a region stopped at, as one source reading the whole
+    /// input reports it.
+    ///
+    /// A region reads from a split point to the next, which the plan found
+    /// by passing over records' content without checking it. In a
+    /// well-formed document the two agree, and a fault inside a region is
+    /// where one source finds it. In a malformed one the plan may misread
+    /// the fault's surroundings and put a split point where the parser
+    /// sees none: the region then fails at its end (the input ending inside
+    /// a token, or another state or record count than the plan's), where
+    /// one source would have named the fault itself. So a region's fault
+    /// in the document is checked against one source's read of the whole
+    /// input, and that source's first fault is the one reported (only on
+    /// this error path does the input get read twice). A fault of reading
+    /// (I/O) or of the configuration stays as it is, and so does the
+    /// region's own when the whole input reads without a fault (a fault of
+    /// the plan, which the region's message names).
+    pub(super) fn fault_as_one_source(&mut self, fault: XmlError) -> XmlError {
+        if matches!(fault, XmlError::Io { .. } | XmlError::Config { .. }) {
+            return fault;
+        }
+        let Some(whole) = self.whole.take() else {
+            return fault;
+        };
+        let (path, config) = *whole;
+        let Ok(mut source) = Self::open(&path, config) else {
+            return fault;
+        };
+        let mut row = Row::with_columns(source.columns().len());
+        loop {
+            match source.next_row(&mut row) {
+                Ok(true) => {}
+                Ok(false) | Err(XmlError::Io { .. }) => return fault,
+                Err(first) => return first,
+            }
+        }
     }
 
     /// The first region of the `size`-byte file at `path`, which ends

@@ -231,3 +231,41 @@ fn unsplittable_inputs_come_back_whole() {
     let counts = check(early.as_bytes(), &config, "malformed early");
     assert_eq!(counts, [1; 6]);
 }
+
+#[test]
+fn a_fault_the_plan_passes_over_is_reported_where_one_source_finds_it() {
+    // The plan passes over a record's content up to its first end tag of
+    // the record's name, so it ends the third record at the `</product>`
+    // inside the attribute value and may split at the record after it;
+    // the region before then meets its end inside that value. One source
+    // reads on to the closing quote and refuses the `<` in the value, and
+    // so must every split (found by libFuzzer: the regions reported the
+    // input ending inside the value).
+    let config = XmlConfig::new("product", ["id", "name", "price"]);
+    let mut xml = String::from("<catalog>\n");
+    for i in 1..=2 {
+        xml.push_str(&format!(
+            "<product id=\"{i}\"><name>n{i}</name></product>\n"
+        ));
+    }
+    let padding = "x".repeat(100);
+    xml.push_str(&format!(
+        "<product id=\"3\"><name a='x<b {padding}\n</product>\n<product id=\"4\">'>\n"
+    ));
+    for i in 5..=8 {
+        xml.push_str(&format!(
+            "<product id=\"{i}\"><name>n{i}</name></product>\n"
+        ));
+    }
+    xml.push_str("</catalog>\n");
+    check(xml.as_bytes(), &config, "a `<` in an attribute value");
+    let whole = crate::common::parse(&xml, config);
+    assert_eq!(whole.rows.len(), 2);
+    assert!(
+        whole.error.as_ref().is_some_and(|e| e
+            .to_string()
+            .contains("`<` is not allowed in an attribute value")),
+        "{:?}",
+        whole.error.as_ref().map(ToString::to_string)
+    );
+}
