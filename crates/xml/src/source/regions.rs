@@ -3,9 +3,9 @@
 
 use std::io;
 use std::path::Path;
+use std::sync::Arc;
 
 use ringpipe_pipeline::{Row, Source};
-use std::sync::Arc;
 
 use crate::config::{XmlConfig, TOKEN_SLACK};
 use crate::document::Document;
