@@ -262,8 +262,10 @@ impl<R: BufRead> Fields<R> {
                 }
                 return Ok((field.quoted, true));
             }
-            let (used, end) = field.read(buf, self.delimiter, &mut self.text)?;
+            let read = field.read(buf, self.delimiter, &mut self.text);
+            // Counted before a fault too, whose line is the current one.
             self.line += std::mem::take(&mut field.lines);
+            let (used, end) = read?;
             self.reader.consume(used);
             self.offset += used as u64;
             if let Some(end) = end {

@@ -277,3 +277,40 @@ fn only_the_region_at_the_input_end_refuses_an_input_without_records() {
         assert_eq!(land(jsonl(&late, regions)).len(), 2, "{regions} regions");
     }
 }
+
+#[test]
+fn a_fault_after_a_quoted_line_end_is_on_the_line_it_is_on() {
+    // The line of a fault after a closing quote left out the line ends
+    // of the quoted field read in the same buffer, so one source and a
+    // split read could name different lines (found by libFuzzer).
+    use ringpipe_pipeline::{Row, Source};
+    use ringpipe_text::{CsvSource, TextConfig};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.csv");
+    std::fs::write(&path, "a,b\n0,\"x\"\",x\n\"z,\"\n,\"3\n").unwrap();
+    let config = || TextConfig::new(["a", "b"]);
+    let first_error = |sources: Vec<CsvSource>| {
+        let mut row = Row::with_columns(2);
+        for mut source in sources {
+            loop {
+                match source.next_row(&mut row) {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    Err(error) => return error.to_string(),
+                }
+            }
+        }
+        panic!("no error");
+    };
+    let whole = first_error(vec![CsvSource::open(&path, config()).unwrap()]);
+    assert!(
+        whole.contains(
+            "t.csv:3:2: record 1: the delimiter or the record's end after a field's closing quote"
+        ),
+        "{whole}"
+    );
+    for regions in 2..=4 {
+        let split = first_error(CsvSource::open_regions(&path, config(), regions).unwrap());
+        assert_eq!(split, whole, "{regions} regions");
+    }
+}
