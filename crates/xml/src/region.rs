@@ -397,19 +397,11 @@ mod tests {
     #[test]
     fn records_read_without_tokens_split_where_tokens_do() {
         // A longer hunt: RINGPIPE_SPLIT_FUZZ_SECS=600 RINGPIPE_SPLIT_FUZZ_SEED=7.
-        let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
-        let budget = env("RINGPIPE_SPLIT_FUZZ_SECS").map(std::time::Duration::from_secs);
-        let started = std::time::Instant::now();
-        let mut random = SplitMix64::new(env("RINGPIPE_SPLIT_FUZZ_SEED").unwrap_or(0x5eed_2026), 0);
+        let hunt = ringpipe_hunt::Hunt::from_env("RINGPIPE_SPLIT_FUZZ", 600, 0x5eed_2026);
+        let mut random = SplitMix64::new(hunt.seed(), 0);
         for done in 0.. {
-            let more = match budget {
-                Some(budget) => started.elapsed() < budget,
-                None => done < 600,
-            };
-            if !more {
-                if budget.is_some() {
-                    eprintln!("{done} documents split both ways alike");
-                }
+            if !hunt.more(done) {
+                hunt.report(done, "documents split both ways alike");
                 break;
             }
             let xml = document(&mut random);

@@ -196,20 +196,12 @@ fn well_formed_input(random: &mut Random, delimiter: u8) -> Vec<u8> {
 #[test]
 fn random_inputs_split_as_csv_core_splits_them() {
     // A longer hunt: RINGPIPE_CSV_FUZZ_SECS=600 RINGPIPE_CSV_FUZZ_SEED=7.
-    let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
-    let budget = env("RINGPIPE_CSV_FUZZ_SECS").map(std::time::Duration::from_secs);
-    let started = std::time::Instant::now();
-    let mut random = Random(env("RINGPIPE_CSV_FUZZ_SEED").unwrap_or(0x9e37_79b9_7f4a_7c15) | 1);
+    let hunt = ringpipe_hunt::Hunt::from_env("RINGPIPE_CSV_FUZZ", 20_000, 0x9e37_79b9_7f4a_7c15);
+    let mut random = Random(hunt.seed() | 1);
     let mut whole = 0;
     for case in 0.. {
-        let more = match budget {
-            Some(budget) => started.elapsed() < budget,
-            None => case < 20_000,
-        };
-        if !more {
-            if budget.is_some() {
-                eprintln!("{case} inputs, {whole} of them compared whole");
-            }
+        if !hunt.more(case) {
+            hunt.report(case, &format!("inputs, {whole} of them compared whole"));
             break;
         }
         let delimiter = [b',', b';', b'\t'][random.below(3)];

@@ -196,22 +196,13 @@ fn awkward_csv(random: &mut Random) -> String {
 #[test]
 fn awkward_csv_and_jsonl_read_the_same_in_any_number_of_regions() {
     // A longer hunt: RINGPIPE_TEXT_SPLIT_FUZZ_SECS=600 RINGPIPE_TEXT_SPLIT_FUZZ_SEED=7.
-    let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
-    let budget = env("RINGPIPE_TEXT_SPLIT_FUZZ_SECS").map(std::time::Duration::from_secs);
-    let started = std::time::Instant::now();
+    let hunt = ringpipe_hunt::Hunt::from_env("RINGPIPE_TEXT_SPLIT_FUZZ", 60, 0x9e37_79b9_7f4a_7c15);
     let dir = tempfile::tempdir().unwrap();
-    let mut random =
-        Random(env("RINGPIPE_TEXT_SPLIT_FUZZ_SEED").unwrap_or(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut random = Random(hunt.seed() | 1);
     let config = TextConfig::new(["a", "b", "c"]);
     for case in 0.. {
-        let more = match budget {
-            Some(budget) => started.elapsed() < budget,
-            None => case < 60,
-        };
-        if !more {
-            if budget.is_some() {
-                eprintln!("{case} files read alike in 1 to 4 regions");
-            }
+        if !hunt.more(case) {
+            hunt.report(case, "files read alike in 1 to 4 regions");
             break;
         }
         let path = dir.path().join("case.csv");

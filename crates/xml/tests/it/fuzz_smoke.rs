@@ -4,8 +4,6 @@
 //! few bytes at a time, and whenever roxmltree accepts a mutant, the source
 //! must accept it too and emit exactly the DOM's records.
 
-use std::time::{Duration, Instant};
-
 use ringpipe_xml::gen::{write_catalogue, Catalogue, Layout, PRODUCT_COLUMNS};
 use ringpipe_xml::{Repeated, XmlError};
 
@@ -79,22 +77,16 @@ fn mutate(base: &[u8], rng: &mut Rng) -> Vec<u8> {
 fn mutated_documents_never_panic_and_agree_with_the_dom_when_valid() {
     // A longer hunt: RINGPIPE_XML_FUZZ_SECS=600 RINGPIPE_XML_FUZZ_SEED=7
     // (rounds of new catalogues until the time is up).
-    let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
-    let budget = env("RINGPIPE_XML_FUZZ_SECS").map(Duration::from_secs);
-    let mut rng = Rng(env("RINGPIPE_XML_FUZZ_SEED").unwrap_or(0x9E37_79B9_7F4A_7C15) | 1);
-    let started = Instant::now();
+    let hunt = ringpipe_hunt::Hunt::from_env("RINGPIPE_XML_FUZZ", 1, 0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng(hunt.seed() | 1);
     let mut accepted_by_dom = 0;
     for round in 0.. {
-        if round > 0 && budget.is_none_or(|budget| started.elapsed() >= budget) {
+        if !hunt.more(round) {
             break;
         }
         accepted_by_dom += mutate_catalogues(&mut rng, 1 + 3 * round);
-        if budget.is_some() {
-            eprintln!(
-                "{} mutants, {accepted_by_dom} of them valid XML compared with the DOM",
-                3600 * (round + 1)
-            );
-        }
+        let what = format!("mutants, {accepted_by_dom} of them valid XML compared with the DOM");
+        hunt.report(3600 * (round + 1), &what);
     }
     // The comparison must have been exercised, not skipped every time.
     assert!(
