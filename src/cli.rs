@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use ringpipe_pipeline::Mode;
 
 /// Fast, safe XML → MySQL/MariaDB import on a lock-free ring.
 #[derive(Debug, Parser)]
@@ -287,6 +288,18 @@ pub enum ModeArg {
     Replace,
     /// Empty the table first, then insert.
     Truncate,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(mode: ModeArg) -> Self {
+        match mode {
+            ModeArg::Insert => Mode::Insert,
+            ModeArg::Ignore => Mode::Ignore,
+            ModeArg::Upsert => Mode::Upsert,
+            ModeArg::Replace => Mode::Replace,
+            ModeArg::Truncate => Mode::Truncate,
+        }
+    }
 }
 
 /// `--write-path`.

@@ -3,10 +3,10 @@
 //! scheme), with the flags that belong to only one of them.
 
 use ringpipe_mysql::WritePath;
-use ringpipe_postgres::{is_postgres_url, CopyFormat, Mode, PgConfig};
+use ringpipe_postgres::{is_postgres_url, CopyFormat, PgConfig};
 use ringpipe_text::{CsvSource, Format, JsonlSource, TextConfig, TextError};
 
-use crate::cli::{FormatArg, ImportArgs, ModeArg, WritePathArg};
+use crate::cli::{FormatArg, ImportArgs, WritePathArg};
 use crate::error::CliError;
 use crate::hint;
 
@@ -141,20 +141,13 @@ pub fn mysql_write_path(path: WritePathArg) -> Option<WritePath> {
 /// The PostgreSQL target of `args`.
 pub fn pg_config(args: &ImportArgs, columns: &[String]) -> PgConfig {
     let names: Vec<&str> = columns.iter().map(String::as_str).collect();
-    let mode = match args.mode {
-        ModeArg::Insert => Mode::Insert,
-        ModeArg::Ignore => Mode::Ignore,
-        ModeArg::Upsert => Mode::Upsert,
-        ModeArg::Replace => Mode::Replace,
-        ModeArg::Truncate => Mode::Truncate,
-    };
     let format = match args.write_path {
         Some(WritePathArg::CopyBinary) => CopyFormat::Binary,
         Some(WritePathArg::CopyText) => CopyFormat::Text,
         _ => CopyFormat::Auto,
     };
     let mut config = PgConfig::new(args.url.clone(), args.table.clone(), &names)
-        .mode(mode)
+        .mode(args.mode.into())
         .format(format)
         .max_bad(args.max_bad);
     if let Some(file) = &args.reject_file {

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use ringpipe_mysql::{BulkClient, Mode, MysqlError, MysqlTarget, ServerStats, SinkConfig};
+use ringpipe_mysql::{BulkClient, MysqlError, MysqlTarget, ServerStats, SinkConfig};
 use ringpipe_pipeline::{fingerprint, Import, RunSummary, Source, Target};
 use ringpipe_postgres::{is_postgres_url, PgTarget};
 use ringpipe_ring::WaitStrategy;
@@ -360,16 +360,9 @@ fn xml_config(args: &ImportArgs, columns: &[String]) -> Result<XmlConfig, CliErr
 }
 
 fn sink_config(args: &ImportArgs, columns: &[String]) -> SinkConfig {
-    let mode = match args.mode {
-        ModeArg::Insert => Mode::Insert,
-        ModeArg::Ignore => Mode::Ignore,
-        ModeArg::Upsert => Mode::Upsert,
-        ModeArg::Replace => Mode::Replace,
-        ModeArg::Truncate => Mode::Truncate,
-    };
     let names: Vec<&str> = columns.iter().map(String::as_str).collect();
     let mut config = SinkConfig::new(args.url.clone(), args.table.clone(), &names)
-        .mode(mode)
+        .mode(args.mode.into())
         .max_bad(args.max_bad);
     if let Some(path) = args.write_path.and_then(ends::mysql_write_path) {
         config = config.write_path(path);

@@ -5,26 +5,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use mysql::{Opts, OptsBuilder};
+pub use ringpipe_pipeline::Mode;
 
 use crate::redact::redact_url;
 use crate::MysqlError;
-
-/// What happens when a row's key already exists in the table.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub enum Mode {
-    /// Plain `INSERT`: a duplicate key is an error (a bad record).
-    #[default]
-    Insert,
-    /// `INSERT IGNORE`: duplicates are skipped; any other warning is still
-    /// an error, because IGNORE would otherwise turn bad values into 0/NULL.
-    Ignore,
-    /// `INSERT ... ON DUPLICATE KEY UPDATE` every mapped non-key column.
-    Upsert,
-    /// `REPLACE`: a duplicate row is deleted and inserted again.
-    Replace,
-    /// Empty the table once (in [`prepare`](crate::prepare)), then `Insert`.
-    Truncate,
-}
 
 /// How rows travel to the server. All paths produce identical tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -163,7 +147,12 @@ impl SinkConfig {
         self
     }
 
-    /// Sets the duplicate-key mode.
+    /// Sets the duplicate-key mode. On MySQL and MariaDB,
+    /// [`Mode::Ignore`] is `INSERT IGNORE`, whose warnings other than the
+    /// duplicates it skips are still errors (IGNORE would otherwise turn bad
+    /// values into 0 or `NULL`); [`Mode::Upsert`] is `INSERT … ON DUPLICATE
+    /// KEY UPDATE` of every mapped non-key column; [`Mode::Replace`] is
+    /// `REPLACE`.
     pub fn mode(mut self, mode: Mode) -> Self {
         self.mode = mode;
         self

@@ -3,27 +3,9 @@
 use std::path::PathBuf;
 
 use postgres::Config;
+pub use ringpipe_pipeline::Mode;
 
 use crate::PgError;
-
-/// What to do with a row whose key is already in the table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Mode {
-    /// Plain `COPY`: a duplicate key fails the batch.
-    #[default]
-    Insert,
-    /// Keep the row already there (`ON CONFLICT DO NOTHING`); within a
-    /// batch the first of two equal keys wins.
-    Ignore,
-    /// Update the existing row's listed columns (`ON CONFLICT (key) DO
-    /// UPDATE`); within a batch the last of two equal keys wins.
-    Upsert,
-    /// Delete the existing row, insert the new one (unlisted columns get
-    /// their defaults); within a batch the last of two equal keys wins.
-    Replace,
-    /// Empty the table when a fresh import starts, then insert.
-    Truncate,
-}
 
 /// How rows travel in `COPY … FROM STDIN`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -110,7 +92,11 @@ impl PgConfig {
         self
     }
 
-    /// Sets the mode.
+    /// Sets the duplicate-key mode. On PostgreSQL, [`Mode::Ignore`] is
+    /// `ON CONFLICT DO NOTHING` (within a batch the first of two equal keys
+    /// wins), [`Mode::Upsert`] `ON CONFLICT (key) DO UPDATE` of the listed
+    /// columns and [`Mode::Replace`] a delete and an insert (within a batch
+    /// the last of two equal keys wins for both).
     pub fn mode(mut self, mode: Mode) -> Self {
         self.mode = mode;
         self
