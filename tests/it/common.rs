@@ -11,11 +11,8 @@ use mysql::prelude::Queryable;
 use ringpipe_text::{write_csv, write_jsonl};
 use ringpipe_xml::gen::PRODUCT_COLUMNS;
 
-/// The test server (`RINGPIPE_TEST_MYSQL_URL`, default the local MariaDB).
-pub fn url() -> String {
-    std::env::var("RINGPIPE_TEST_MYSQL_URL")
-        .unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into())
-}
+pub use ringpipe_testdb::{mysql_conn as conn, mysql_url as url, pg_client as pg, pg_url};
+pub use ringpipe_testdb::{MysqlTable, PgTable};
 
 /// User, host, port and database of the test URL, for the command-line tools.
 pub fn url_parts() -> (String, String, String, String) {
@@ -27,11 +24,6 @@ pub fn url_parts() -> (String, String, String, String) {
     let user = user.split(':').next().unwrap_or(user);
     let db = db.split('?').next().unwrap_or(db);
     (user.into(), host.into(), port.into(), db.into())
-}
-
-/// A plain connection for set-up and checks.
-pub fn conn() -> mysql::Conn {
-    mysql::Conn::new(mysql::Opts::from_url(&url()).unwrap()).unwrap()
 }
 
 /// `import FILE --url URL --table TABLE --row product`, then `extra`: the
@@ -78,48 +70,10 @@ pub fn stderr(output: &Output) -> String {
 }
 
 /// A fresh (empty) catalogue table named `table`, dropped with the guard.
-pub fn fresh_table(table: &str) -> TestTable {
-    ringpipe_mysql::execute(&url(), &format!("DROP TABLE IF EXISTS `{table}`")).unwrap();
+pub fn fresh_table(table: &str) -> MysqlTable {
+    let guard = MysqlTable::fresh(table);
     ringpipe_mysql::execute(&url(), &ringpipe_xml::gen::product_table_ddl(table)).unwrap();
-    TestTable::new(table)
-}
-
-/// A table a test made: dropped (with its checkpoint rows) when the guard
-/// goes, whether the test passed or panicked, so a run leaves nothing
-/// behind.
-#[must_use = "the table is dropped when this guard is"]
-#[derive(Debug)]
-pub struct TestTable(String);
-
-impl TestTable {
-    /// Takes charge of dropping `table`.
-    pub fn new(table: &str) -> Self {
-        TestTable(table.to_owned())
-    }
-}
-
-impl std::ops::Deref for TestTable {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl Drop for TestTable {
-    fn drop(&mut self) {
-        // Errors are ignored: a test that failed may have left no table.
-        let Ok(mut c) = mysql::Conn::new(mysql::Opts::from_url(&url()).unwrap()) else {
-            return;
-        };
-        let quoted = self.0.replace('`', "``");
-        let _ = c.query_drop(format!("DROP TABLE IF EXISTS `{quoted}`"));
-        let forget = format!(
-            "DELETE FROM ringpipe_checkpoint WHERE target_table = '{}'",
-            self.0.replace('\'', "''")
-        );
-        let _ = c.query_drop(forget);
-    }
+    guard
 }
 
 /// Rows in `table`.
@@ -154,43 +108,26 @@ pub fn catalogue(dir: &Path, rows: u64) -> PathBuf {
     file
 }
 
-/// The test PostgreSQL (`RINGPIPE_TEST_PG_URL`, default the local one).
-pub fn pg_url() -> String {
-    std::env::var("RINGPIPE_TEST_PG_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
-}
-
-/// A plain connection to the test PostgreSQL.
-pub fn pg() -> postgres::Client {
-    postgres::Client::connect(&pg_url(), postgres::NoTls).expect("PostgreSQL")
-}
-
-/// A PostgreSQL catalogue table, dropped (with its checkpoints) on drop.
-pub struct PgTable(pub &'static str);
-
-impl PgTable {
-    /// A fresh, empty catalogue table `name`.
-    pub fn new(name: &'static str) -> PgTable {
-        let ddl = format!(
-            "DROP TABLE IF EXISTS {name}; CREATE TABLE {name} (
-               id bigint PRIMARY KEY, sku varchar(32) NOT NULL UNIQUE,
-               name varchar(255) NOT NULL, description text, price numeric(12,2),
-               quantity int, category varchar(64), currency char(3), updated timestamp)"
-        );
-        pg().batch_execute(&ddl).unwrap();
-        PgTable(name)
-    }
-
-    /// Row count and a content hash computed by the server.
-    pub fn hash(&self) -> (i64, String) {
-        pg_hash(self.0)
-    }
+/// A fresh, empty PostgreSQL catalogue table `name`, dropped (with its
+/// checkpoints) with the guard.
+pub fn fresh_pg_table(name: &str) -> PgTable {
+    let table = PgTable::fresh(name);
+    let ddl = format!(
+        "CREATE TABLE {name} (
+           id bigint PRIMARY KEY, sku varchar(32) NOT NULL UNIQUE,
+           name varchar(255) NOT NULL, description text, price numeric(12,2),
+           quantity int, category varchar(64), currency char(3), updated timestamp)"
+    );
+    pg().batch_execute(&ddl).unwrap();
+    table
 }
 
 /// Row count and a content hash of PostgreSQL table `table`, computed by
 /// the server.
 pub fn pg_hash(table: &str) -> (i64, String) {
-    let sql = format!("SELECT count(*), md5(string_agg(t::text, '|' ORDER BY id)) FROM {table} t");
+    let sql = format!(
+        "SELECT count(*), coalesce(md5(string_agg(t::text, '|' ORDER BY id)), '') FROM {table} t"
+    );
     let row = pg().query_one(&sql, &[]).unwrap();
     (row.get(0), row.get(1))
 }
@@ -201,15 +138,6 @@ pub fn pg_count(table: &str) -> u64 {
         .query_one(&format!("SELECT count(*) FROM {table}"), &[])
         .unwrap();
     row.get::<_, i64>(0) as u64
-}
-
-impl Drop for PgTable {
-    fn drop(&mut self) {
-        let _ = pg().batch_execute(&format!(
-            "DROP TABLE IF EXISTS {0}; DELETE FROM ringpipe_checkpoint WHERE target_table = '{0}'",
-            self.0
-        ));
-    }
 }
 
 /// A catalogue of `rows` products as XML, CSV (`\N` for NULL) and JSON
@@ -264,7 +192,7 @@ impl Server {
     pub fn table(self, name: &'static str) -> Box<dyn std::any::Any> {
         match self {
             Server::Mariadb => Box::new(fresh_table(name)),
-            Server::Postgres => Box::new(PgTable::new(name)),
+            Server::Postgres => Box::new(fresh_pg_table(name)),
         }
     }
 }

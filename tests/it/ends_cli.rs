@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use crate::common::{
-    catalogue_files, checksum, count, fresh_table, pg_url, ringpipe, stderr, url, PgTable,
+    catalogue_files, checksum, count, fresh_pg_table, fresh_table, pg_hash, pg_url, ringpipe,
+    stderr, url,
 };
 
 const ROWS: u64 = 3_000;
@@ -29,21 +30,21 @@ fn cli_csv_into_postgres_lands_as_the_xml_does() {
     let dir = tempfile::tempdir().unwrap();
     let [xml, csv, _] = catalogue_files(dir.path(), ROWS);
     let (from_csv, from_xml) = (
-        PgTable::new("ends_cli_pg_csv"),
-        PgTable::new("ends_cli_pg_xml"),
+        fresh_pg_table("ends_cli_pg_csv"),
+        fresh_pg_table("ends_cli_pg_xml"),
     );
     let shards = ["--shards", "2", "--batch-rows", "500"];
     let csv_args = [&shards[..], &["--null-string", "\\N"]].concat();
-    import(&csv, &pg_url(), from_csv.0, &csv_args);
+    import(&csv, &pg_url(), &from_csv, &csv_args);
     import(
         &xml,
         &pg_url(),
-        from_xml.0,
+        &from_xml,
         &[&shards[..], &["--row", "product"]].concat(),
     );
-    let hash = from_csv.hash();
+    let hash = pg_hash(&from_csv);
     assert_eq!(hash.0, ROWS as i64);
-    assert_eq!(hash, from_xml.hash());
+    assert_eq!(hash, pg_hash(&from_xml));
 }
 
 #[test]

@@ -9,30 +9,10 @@ use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
 
+use crate::common::{checksum, count, fresh_table, query_one, url};
+
 const PARTS: u32 = 4;
 const ROWS: u64 = 40_000;
-
-fn url() -> String {
-    std::env::var("RINGPIPE_TEST_MYSQL_URL")
-        .unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into())
-}
-
-fn query_one(sql: &str) -> u64 {
-    let mut conn = mysql::Conn::new(mysql::Opts::from_url(&url()).unwrap()).unwrap();
-    conn.query_first(sql).unwrap().unwrap()
-}
-
-fn checksum(table: &str) -> u64 {
-    let mut conn = mysql::Conn::new(mysql::Opts::from_url(&url()).unwrap()).unwrap();
-    let row: Option<(String, u64)> = conn
-        .query_first(format!("CHECKSUM TABLE `{table}`"))
-        .unwrap();
-    row.unwrap().1
-}
-
-fn count(table: &str) -> u64 {
-    query_one(&format!("SELECT COUNT(*) FROM `{table}`"))
-}
 
 /// Records part `part` of `table`'s import has committed.
 fn part_records(table: &str, part: u32) -> u64 {
@@ -40,37 +20,6 @@ fn part_records(table: &str, part: u32) -> u64 {
         "SELECT CAST(COALESCE(SUM(records), 0) AS UNSIGNED) FROM ringpipe_checkpoint \
          WHERE target_table = '{table}' AND part = {part}"
     ))
-}
-
-/// Empty catalogue tables, dropped (with their checkpoints) when the
-/// guard is, also when the test fails.
-struct Tables(Vec<String>);
-
-impl Tables {
-    fn fresh(names: &[&str]) -> Tables {
-        let tables = Tables(names.iter().map(|n| n.to_string()).collect());
-        tables.drop_all();
-        for table in &tables.0 {
-            ringpipe_mysql::execute(&url(), &ringpipe_xml::gen::product_table_ddl(table)).unwrap();
-        }
-        tables
-    }
-
-    fn drop_all(&self) {
-        for table in &self.0 {
-            let _ = ringpipe_mysql::execute(&url(), &format!("DROP TABLE IF EXISTS `{table}`"));
-            let _ = ringpipe_mysql::execute(
-                &url(),
-                &format!("DELETE FROM ringpipe_checkpoint WHERE target_table = '{table}'"),
-            );
-        }
-    }
-}
-
-impl Drop for Tables {
-    fn drop(&mut self) {
-        self.drop_all();
-    }
 }
 
 fn ringpipe(args: &[&str]) -> Command {
@@ -149,7 +98,7 @@ fn finish(child: Child) -> Output {
 fn four_parts_one_killed_twice_all_restarted_end_exact_and_stay_so() {
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path());
-    let _tables = Tables::fresh(&["parts_kill", "parts_kill_clean"]);
+    let _tables = ["parts_kill", "parts_kill_clean"].map(fresh_table);
     let clean = ringpipe(&["import"])
         .arg(&file)
         .args([
@@ -229,7 +178,7 @@ fn a_part_that_would_leave_records_to_no_part_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path());
     let table = "parts_gap";
-    let _tables = Tables::fresh(&[table]);
+    let _table = fresh_table(table);
     let run = |part: u32| part_command(&file, table, part).output().unwrap();
     let out = run(2);
     assert!(out.status.success(), "{}", text(&out.stderr));

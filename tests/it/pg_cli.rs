@@ -6,58 +6,10 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{catalogue, ringpipe, stderr, stdout};
+use crate::common::{catalogue, fresh_pg_table, pg, pg_hash, pg_url, ringpipe, stderr, stdout};
 
 const ROWS: u64 = 30_000;
 const PARTS: u32 = 3;
-
-fn pg_url() -> String {
-    std::env::var("RINGPIPE_TEST_PG_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
-}
-
-fn pg() -> postgres::Client {
-    postgres::Client::connect(&pg_url(), postgres::NoTls).expect("PostgreSQL")
-}
-
-/// Catalogue tables, dropped (with their checkpoints) on drop.
-struct PgTables(Vec<&'static str>);
-
-impl PgTables {
-    fn new(names: &[&'static str]) -> PgTables {
-        for name in names {
-            let ddl = format!(
-                "DROP TABLE IF EXISTS {name}; CREATE TABLE {name} (
-                   id bigint PRIMARY KEY, sku varchar(32) NOT NULL UNIQUE,
-                   name varchar(255) NOT NULL, description text, price numeric(12,2),
-                   quantity int, category varchar(64), currency char(3), updated timestamp);
-                 DELETE FROM ringpipe_checkpoint WHERE target_table = '{name}'"
-            );
-            pg().batch_execute(&ddl).unwrap();
-        }
-        PgTables(names.to_vec())
-    }
-
-    /// Row count and a content hash computed by the server.
-    fn hash(name: &str) -> (i64, String) {
-        let sql = format!(
-            "SELECT count(*), coalesce(md5(string_agg(t::text, '|' ORDER BY id)), '') FROM {name} t"
-        );
-        let row = pg().query_one(&sql, &[]).unwrap();
-        (row.get(0), row.get(1))
-    }
-}
-
-impl Drop for PgTables {
-    fn drop(&mut self) {
-        for name in &self.0 {
-            let _ = pg().batch_execute(&format!(
-                "DROP TABLE IF EXISTS {name}; \
-                 DELETE FROM ringpipe_checkpoint WHERE target_table = '{name}'"
-            ));
-        }
-    }
-}
 
 /// Records part `part` of `table` committed.
 fn part_records(table: &str, part: i32) -> i64 {
@@ -92,7 +44,7 @@ fn pg_cli_three_parts_one_killed_end_exact_and_stay_so() {
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path(), ROWS);
     let (table, clean) = ("pgsink_parts", "pgsink_parts_clean");
-    let _tables = PgTables::new(&[table, clean]);
+    let _tables = [table, clean].map(fresh_pg_table);
     let whole = ringpipe(&[
         "import",
         file.to_str().unwrap(),
@@ -133,8 +85,8 @@ fn pg_cli_three_parts_one_killed_end_exact_and_stay_so() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    assert_eq!(PgTables::hash(table).0, ROWS as i64);
-    assert_eq!(PgTables::hash(table), PgTables::hash(clean));
+    assert_eq!(pg_hash(table).0, ROWS as i64);
+    assert_eq!(pg_hash(table), pg_hash(clean));
 
     // A scheduler's retry of everything: exit 0, nothing changes.
     for part in 0..PARTS {
@@ -146,7 +98,7 @@ fn pg_cli_three_parts_one_killed_end_exact_and_stay_so() {
             stdout(&again)
         );
     }
-    assert_eq!(PgTables::hash(table), PgTables::hash(clean));
+    assert_eq!(pg_hash(table), pg_hash(clean));
 
     let status = ringpipe(&["status", "--url", &pg_url(), "--table", table, "--json"]);
     assert!(status.status.success(), "{}", stderr(&status));
@@ -173,7 +125,7 @@ fn pg_cli_bad_records_go_to_the_reject_file() {
     std::fs::write(&csv, text).unwrap();
     let rejects = dir.path().join("rejects.tsv");
     let table = "pgsink_cli_rejects";
-    let _tables = PgTables::new(&[table]);
+    let _table = fresh_pg_table(table);
     pg().batch_execute(
         "INSERT INTO pgsink_cli_rejects (id, sku, name) VALUES (1000, 'sku-taken', 'x')",
     )
@@ -215,7 +167,7 @@ fn pg_cli_bad_records_go_to_the_reject_file() {
         lines.contains("22P02") && lines.contains("23505"),
         "{lines}"
     );
-    assert_eq!(PgTables::hash(table).0, 49);
+    assert_eq!(pg_hash(table).0, 49);
 }
 
 #[test]
@@ -236,7 +188,7 @@ fn pg_cli_bad_records_stay_exact_across_a_kill_9_and_resume() {
     std::fs::write(&csv, text).unwrap();
     let rejects = dir.path().join("rejects.tsv");
     let table = "pgsink_cli_rejects_kill";
-    let _tables = PgTables::new(&[table]);
+    let _table = fresh_pg_table(table);
     let command = || {
         let mut command = Command::new(env!("CARGO_BIN_EXE_ringpipe"));
         command
@@ -275,7 +227,7 @@ fn pg_cli_bad_records_stay_exact_across_a_kill_9_and_resume() {
     let out = command().output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let good = (1..=N).filter(|&i| !bad(i)).count() as i64;
-    let (count, _) = PgTables::hash(table);
+    let (count, _) = pg_hash(table);
     assert_eq!(count, good);
     let lines = std::fs::read_to_string(&rejects).unwrap();
     let mut records: Vec<u64> = lines

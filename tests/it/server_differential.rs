@@ -12,7 +12,7 @@ use ringpipe_pipeline::Import;
 use ringpipe_xml::gen::{product_table_ddl, Catalogue, PRODUCT_COLUMNS};
 use ringpipe_xml::{XmlConfig, XmlSource};
 
-use crate::common::{self, checksum, conn, url, TestTable};
+use crate::common::{self, checksum, conn, url, MysqlTable};
 
 /// One of LOAD XML's three row forms.
 #[derive(Clone, Copy, Debug)]
@@ -80,10 +80,10 @@ fn write_form(path: &Path, form: Form, records: u64) {
     std::fs::write(path, xml).unwrap();
 }
 
-fn fresh(table: &str) -> TestTable {
+fn fresh(table: &str) -> MysqlTable {
     execute(&url(), &format!("DROP TABLE IF EXISTS `{table}`")).unwrap();
     execute(&url(), &product_table_ddl(table)).unwrap();
-    TestTable::new(table)
+    MysqlTable::new(table)
 }
 
 /// Imports `path` into `table` through the pipeline.

@@ -2,18 +2,9 @@
 //! table, the chart and the recommendation; the scratch table gone
 //! afterwards, also when a cell fails.
 
-use crate::common::{catalogue, count, fresh_table, query_one, ringpipe, stderr, stdout, url};
-
-/// Drops the test's tables when the test ends, passed or not.
-struct Tables(&'static [&'static str]);
-
-impl Drop for Tables {
-    fn drop(&mut self) {
-        for table in self.0 {
-            let _ = ringpipe_mysql::execute(&url(), &format!("DROP TABLE IF EXISTS `{table}`"));
-        }
-    }
-}
+use crate::common::{
+    catalogue, count, fresh_table, query_one, ringpipe, stderr, stdout, url, MysqlTable,
+};
 
 /// Scratch tables of `ringpipe tune` left in the test database.
 fn scratch_tables() -> u64 {
@@ -53,7 +44,7 @@ fn tune(file: &std::path::Path, table: &str, chart: &std::path::Path) -> std::pr
 // concurrent tune in the same database would confuse.
 #[test]
 fn tune_measures_the_grid_on_a_sample_and_leaves_no_scratch_table() {
-    let _tables = Tables(&["tune_source", "tune_bad"]);
+    let _bad = MysqlTable::new("tune_bad");
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path(), 3_000);
     let _table = fresh_table("tune_source");

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{conn, ringpipe, stderr, stdout, url, TestTable};
+use crate::common::{conn, ringpipe, stderr, stdout, url, MysqlTable};
 use mysql::prelude::Queryable;
 
 fn write(dir: &Path, xml: &str) -> PathBuf {
@@ -116,7 +116,7 @@ fn repeated_fields_are_refused_unless_a_policy_says_otherwise() {
     let mut db = conn();
     db.query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
         .unwrap();
-    let _table = TestTable::new(table);
+    let _table = MysqlTable::new(table);
     db.query_drop(format!(
         "CREATE TABLE `{table}` (id INT PRIMARY KEY, c TEXT)"
     ))
@@ -179,7 +179,7 @@ fn openstreetmap_tags_map_with_field_paths() {
     let mut db = conn();
     db.query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
         .unwrap();
-    let _table = TestTable::new(table);
+    let _table = MysqlTable::new(table);
     db.query_drop(format!(
         "CREATE TABLE `{table}` (id INT PRIMARY KEY, lat VARCHAR(20), name VARCHAR(100)) \
          CHARACTER SET utf8mb4"

@@ -7,25 +7,10 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{checksum, conn, ringpipe, stderr, url, url_parts};
+use crate::common::{
+    checksum, conn, pg_url, ringpipe, stderr, url, url_parts, MysqlTable, PgTable,
+};
 use mysql::prelude::Queryable;
-
-/// Drops the tables when the test ends, also on failure.
-struct Tables(&'static [&'static str]);
-
-impl Drop for Tables {
-    fn drop(&mut self) {
-        let mut db = conn();
-        for table in self.0 {
-            let _ = db.query_drop(format!("DROP TABLE IF EXISTS `{table}`"));
-            // The imports' checkpoints too (no table yet is no error).
-            let _ = db.exec_drop(
-                "DELETE FROM ringpipe_checkpoint WHERE target_table = ?",
-                (table,),
-            );
-        }
-    }
-}
 
 const ALL_TYPES: &str = "(
     id INT PRIMARY KEY,
@@ -84,7 +69,7 @@ fn import(file: &Path, table: &str, extra: &[&str]) -> std::process::Output {
 
 #[test]
 fn a_mariadb_dump_with_hex_blob_of_every_type_round_trips_exactly() {
-    let _tables = Tables(&["xml_prod_types", "xml_prod_types_copy"]);
+    let _tables = ["xml_prod_types", "xml_prod_types_copy"].map(MysqlTable::new);
     fill_all_types("xml_prod_types");
     conn()
         .query_drop("CREATE TABLE xml_prod_types_copy LIKE xml_prod_types")
@@ -114,7 +99,7 @@ fn a_mariadb_dump_with_hex_blob_of_every_type_round_trips_exactly() {
 
 #[test]
 fn a_mariadb_dump_without_hex_blob_is_refused_with_the_hint() {
-    let _tables = Tables(&["xml_prod_raw", "xml_prod_raw_copy"]);
+    let _tables = ["xml_prod_raw", "xml_prod_raw_copy"].map(MysqlTable::new);
     fill_all_types("xml_prod_raw");
     conn()
         .query_drop("CREATE TABLE xml_prod_raw_copy LIKE xml_prod_raw")
@@ -134,10 +119,8 @@ fn a_mariadb_dump_without_hex_blob_is_refused_with_the_hint() {
 
 /// Runs `sql` with `psql` against the test PostgreSQL (trust auth, db `test`).
 fn psql(sql: &str) -> String {
-    // The test PostgreSQL (`RINGPIPE_TEST_PG_URL`, default the local one);
     // psql takes the URL as its database name.
-    let url = std::env::var("RINGPIPE_TEST_PG_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+    let url = pg_url();
     let output = Command::new("psql")
         .args(["-d", &url, "-X", "-A", "-t", "-q"])
         .args(["-v", "ON_ERROR_STOP=1", "-c", sql])
@@ -153,10 +136,10 @@ fn psql(sql: &str) -> String {
 
 #[test]
 fn postgres_table_to_xml_with_nulls_either_way_imports_exactly() {
-    let _tables = Tables(&["xml_prod_pg", "xml_prod_pg_expect"]);
+    let _tables = ["xml_prod_pg", "xml_prod_pg_expect"].map(MysqlTable::new);
+    let _source = PgTable::fresh("xml_prod_pg");
     psql(
-        "DROP TABLE IF EXISTS xml_prod_pg;
-         CREATE TABLE xml_prod_pg (id int PRIMARY KEY, name text, data bytea, note varchar(50));
+        "CREATE TABLE xml_prod_pg (id int PRIMARY KEY, name text, data bytea, note varchar(50));
          INSERT INTO xml_prod_pg VALUES
            (1, 'Zürich – 東京 🎉 <&>', '\\x00ff5c300d0a', NULL),
            (2, NULL, NULL, ''),
@@ -196,5 +179,4 @@ fn postgres_table_to_xml_with_nulls_either_way_imports_exactly() {
             "nulls {nulls}: the import differs"
         );
     }
-    psql("DROP TABLE xml_prod_pg");
 }

@@ -8,9 +8,9 @@
 use std::sync::Mutex;
 
 use mysql::prelude::Queryable;
-use mysql::Conn;
 use ringpipe_mysql::{prepare, SinkConfig, WritePath};
 use ringpipe_pipeline::{Checkpoint, RecordPosition, Retryable, Row, Sink};
+use ringpipe_testdb::{mysql_conn as admin, mysql_url as url};
 
 /// The password under test, and the user it belongs to.
 const SECRET: &str = "Rp-wire-S3cret-7781";
@@ -35,20 +35,10 @@ impl log::Log for Capture {
 
 static CAPTURE: Capture = Capture;
 
-/// The test server's URL.
-fn url() -> String {
-    std::env::var("RINGPIPE_TEST_MYSQL_URL")
-        .unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".to_owned())
-}
-
 /// `host:port/db...` of the test server's URL.
 fn server_part() -> String {
     let url = url();
     url.split('@').nth(1).unwrap().to_owned()
-}
-
-fn admin() -> Conn {
-    Conn::new(mysql::Opts::from_url(&url()).unwrap()).unwrap()
 }
 
 /// Drops the user and table at the end, also on failure.

@@ -13,7 +13,7 @@ use super::{
     assert_same_rows, committed_before, import, import_args, reference, with_doctype, Input, Parts,
     EXIT_INPUT, SEED,
 };
-use crate::common::{self, conn, fresh_table, ringpipe, stderr, TestTable};
+use crate::common::{self, conn, fresh_table, ringpipe, stderr, MysqlTable};
 
 /// Good records before every input fault.
 const GOOD: u64 = 5_000;
@@ -33,12 +33,12 @@ struct Fault<'a> {
 /// Writes 5,000 good records then the fault, imports it, and checks exit
 /// code 3, the message (file:line:column: record 5001 and `says`) and that
 /// the table equals a clean import of the 5,000 good records.
-fn bad_input(fault: Fault) -> TestTable {
+fn bad_input(fault: Fault) -> MysqlTable {
     bad_input_with(fault, |path, table| import(path, table, &[]))
 }
 
 /// [`bad_input`], importing with `run`.
-fn bad_input_with(fault: Fault, run: impl Fn(&Path, &str) -> Output) -> TestTable {
+fn bad_input_with(fault: Fault, run: impl Fn(&Path, &str) -> Output) -> MysqlTable {
     let dir = tempfile::tempdir().unwrap();
     let parts = Parts::new(GOOD, SEED);
     let header = with_doctype(&parts.header, fault.doctype);

@@ -12,7 +12,7 @@ use ringpipe_xml::gen::{Catalogue, PRODUCT_COLUMNS};
 use ringpipe_xml::XmlSource;
 
 use super::{assert_same_rows, import, reference};
-use crate::common::{self, conn, fresh_table, stderr, url, TestTable};
+use crate::common::{self, conn, fresh_table, stderr, url, MysqlTable};
 
 #[test]
 fn lock_contention_is_waited_out_by_rewinds() {
@@ -89,7 +89,7 @@ fn deadlock_victim_batch_is_rolled_back_and_replayed() {
             "CREATE TABLE `{side}` (id INT PRIMARY KEY) ENGINE=InnoDB"
         ))
         .unwrap();
-    let _side = TestTable::new(side);
+    let _side = MysqlTable::new(side);
     blocker.query_drop("START TRANSACTION").unwrap();
     blocker
         .query_drop(format!(

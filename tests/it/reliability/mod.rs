@@ -32,7 +32,7 @@ use mysql::prelude::Queryable;
 use ringpipe_xml::gen::{write_catalogue, Catalogue};
 
 use crate::common::{
-    self, checksum, conn, count, fresh_table, ringpipe, stderr, stdout, TestTable,
+    self, checksum, conn, count, fresh_table, ringpipe, stderr, stdout, MysqlTable,
 };
 
 /// Exit code for unreadable or malformed input.
@@ -191,8 +191,8 @@ fn json(output: &Output) -> serde_json::Value {
 /// The table a clean import of catalogue (`rows`, `seed`) produces, with
 /// the same flags as the tests' imports; shared by the tests that run at
 /// once, and dropped when the last of them lets it go.
-fn reference(rows: u64, seed: u64) -> Arc<TestTable> {
-    static MADE: Mutex<Vec<Weak<TestTable>>> = Mutex::new(Vec::new());
+fn reference(rows: u64, seed: u64) -> Arc<MysqlTable> {
+    static MADE: Mutex<Vec<Weak<MysqlTable>>> = Mutex::new(Vec::new());
     let name = format!("rel_ref_{rows}_s{seed}");
     let mut made = MADE.lock().unwrap_or_else(|p| p.into_inner());
     made.retain(|table| table.strong_count() > 0);
@@ -231,7 +231,7 @@ fn assert_same_rows(table: &str, expected: &str) {
 
 /// `{table}_expect`: the rows of `reference` whose ids pass `filter`, i.e.
 /// what a clean import of exactly those records holds.
-fn expected_rows(reference: &str, table: &str, filter: &str) -> TestTable {
+fn expected_rows(reference: &str, table: &str, filter: &str) -> MysqlTable {
     let expect = format!("{table}_expect");
     let mut c = conn();
     c.query_drop(format!("DROP TABLE IF EXISTS `{expect}`"))
@@ -242,7 +242,7 @@ fn expected_rows(reference: &str, table: &str, filter: &str) -> TestTable {
         "INSERT INTO `{expect}` SELECT * FROM `{reference}` WHERE {filter}"
     ))
     .unwrap();
-    TestTable::new(&expect)
+    MysqlTable::new(&expect)
 }
 
 /// The ids in `table`.

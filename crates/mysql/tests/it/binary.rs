@@ -28,7 +28,7 @@ fn binary_round_trip(path: WritePath, no_backslash_escapes: bool) {
     let mut c = conn();
     c.query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
         .unwrap();
-    let _table = TestTable::new(&table);
+    let _table = MysqlTable::new(&table);
     c.query_drop(format!(
         "CREATE TABLE `{table}` (id INT PRIMARY KEY, b BLOB, vb VARBINARY(300), t TEXT) \
          DEFAULT CHARSET=utf8mb4"

@@ -1,78 +1,28 @@
 //! Shared helpers: URL, tables, row generation, a replaying driver.
 
 use mysql::prelude::Queryable;
-use mysql::Conn;
 use ringpipe_mysql::{MysqlError, MysqlSink, SinkConfig};
 use ringpipe_pipeline::{Checkpoint, RecordPosition, Retryable, Row, Sink};
+pub use ringpipe_testdb::{mysql_conn as conn, mysql_url as url, MysqlTable};
 
 /// One record as test data: `None` is NULL.
 pub type Record = Vec<Option<String>>;
-
-/// The test server's URL.
-pub fn url() -> String {
-    std::env::var("RINGPIPE_TEST_MYSQL_URL")
-        .unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".to_owned())
-}
-
-/// A plain connection for setup and checks.
-pub fn conn() -> Conn {
-    Conn::new(mysql::Opts::from_url(&url()).unwrap()).unwrap()
-}
 
 /// Columns of the standard test table.
 pub const COLUMNS: &[&str] = &["id", "name", "body", "qty", "price"];
 
 /// Drops and creates `table` with the standard test columns; the guard
 /// drops it again.
-pub fn fresh_table(table: &str) -> TestTable {
-    let mut c = conn();
-    c.query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
-        .unwrap();
-    c.query_drop(format!(
-        "CREATE TABLE `{table}` (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(255), \
+pub fn fresh_table(table: &str) -> MysqlTable {
+    let guard = MysqlTable::fresh(table);
+    conn()
+        .query_drop(format!(
+            "CREATE TABLE `{table}` (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(255), \
          body LONGTEXT, qty INT, price DECIMAL(12,2), KEY (name)) \
          ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
-    ))
-    .unwrap();
-    TestTable::new(table)
-}
-
-/// A table a test made: dropped (with its checkpoint rows) when the guard
-/// goes, whether the test passed or panicked, so a run leaves nothing
-/// behind.
-#[must_use = "the table is dropped when this guard is"]
-#[derive(Debug)]
-pub struct TestTable(String);
-
-impl TestTable {
-    /// Takes charge of dropping `table`.
-    pub fn new(table: &str) -> Self {
-        TestTable(table.to_owned())
-    }
-}
-
-impl std::ops::Deref for TestTable {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl Drop for TestTable {
-    fn drop(&mut self) {
-        // Errors are ignored: a test that failed may have left no table.
-        let Ok(mut c) = mysql::Conn::new(mysql::Opts::from_url(&url()).unwrap()) else {
-            return;
-        };
-        let quoted = self.0.replace('`', "``");
-        let _ = c.query_drop(format!("DROP TABLE IF EXISTS `{quoted}`"));
-        let forget = format!(
-            "DELETE FROM ringpipe_checkpoint WHERE target_table = '{}'",
-            self.0.replace('\'', "''")
-        );
-        let _ = c.query_drop(forget);
-    }
+        ))
+        .unwrap();
+    guard
 }
 
 /// A config for the standard table.

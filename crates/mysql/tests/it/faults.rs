@@ -7,7 +7,6 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use mysql::prelude::Queryable;
 use ringpipe_mysql::{prepare, MysqlError, MysqlTarget, SinkStats, WritePath};
 use ringpipe_pipeline::{Checkpoint, ImportIdentity, Retryable, Row, Sink, Target};
 
@@ -20,15 +19,6 @@ const BATCHES: usize = 3;
 
 /// The network timeout the sinks get: short, so that a stall shows fast.
 const NET_TIMEOUT: Duration = Duration::from_millis(1500);
-
-/// Drops the table when the test ends, also on failure.
-struct Table(String);
-
-impl Drop for Table {
-    fn drop(&mut self) {
-        let _ = conn().query_drop(format!("DROP TABLE IF EXISTS `{}`", self.0));
-    }
-}
 
 /// How a run ended.
 struct Outcome {
@@ -139,7 +129,6 @@ fn survives(path: WritePath, fault: Fault, name: &str) -> Outcome {
 /// [`survives`], with the fault hitting `when`.
 fn survives_at(path: WritePath, fault: Fault, when: When, name: &str) -> Outcome {
     let table = format!("rp_wire_fault_{name}_{path:?}").to_lowercase();
-    let _guard = Table(table.clone());
     let _table = fresh_table(&table);
     let (tx, rx) = mpsc::channel();
     let t = table.clone();

@@ -47,7 +47,7 @@ fn table_is_created_from_declared_types_with_hostile_names() {
     conn()
         .query_drop("DROP TABLE IF EXISTS `rp_mysql schema ``odd`` name`")
         .unwrap();
-    let _table = TestTable::new(table);
+    let _table = MysqlTable::new(table);
     let columns = ["id", "we`ird", "naïve"];
     let config = SinkConfig::new(url(), table, &columns)
         .write_path(WritePath::Insert)

@@ -105,7 +105,7 @@ fn password_file_supplies_the_password() {
 }
 
 /// A valid config on a table that exists while the guard lives.
-fn config_ok() -> (SinkConfig, TestTable) {
+fn config_ok() -> (SinkConfig, MysqlTable) {
     let table = fresh_table("rp_mysql_pwd_ok");
     (config("rp_mysql_pwd_ok"), table)
 }

@@ -142,9 +142,9 @@ fn load(table: &str, path: WritePath, batch: usize) -> (Vec<Vec<Option<String>>>
 #[test]
 fn typed_and_text_values_land_as_a_text_insert_lands_them() {
     let base = "rp_mysql_typed";
-    let tables: Vec<TestTable> = ["insert", "bulk_1", "bulk_all"]
+    let tables: Vec<MysqlTable> = ["insert", "bulk_1", "bulk_all"]
         .iter()
-        .map(|suffix| TestTable::new(&format!("{base}_{suffix}")))
+        .map(|suffix| MysqlTable::new(&format!("{base}_{suffix}")))
         .collect();
     let all = cases().len();
     let (expected, refused) = load(&tables[0], WritePath::Insert, 1);

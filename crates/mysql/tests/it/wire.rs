@@ -192,7 +192,7 @@ fn load_with_a_note(table: &str, noted: u32) -> u64 {
     let mut c = conn();
     c.query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
         .unwrap();
-    let _table = TestTable::new(table);
+    let _table = MysqlTable::new(table);
     c.query_drop(format!(
         "CREATE TABLE `{table}` (id INT PRIMARY KEY, d DATE)"
     ))
@@ -251,7 +251,7 @@ fn columns_of_other_character_sets_get_their_text_converted() {
     let mut c = conn();
     c.query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
         .unwrap();
-    let _table = TestTable::new(table);
+    let _table = MysqlTable::new(table);
     c.query_drop(format!(
         "CREATE TABLE `{table}` (id INT PRIMARY KEY, l1 VARCHAR(20) CHARACTER SET latin1, \
          u4 VARCHAR(20) CHARACTER SET utf8mb4, b VARBINARY(20), d DATETIME)"

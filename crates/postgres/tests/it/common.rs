@@ -1,35 +1,27 @@
 //! Shared helpers: the server, a table that drops itself, a source of rows.
 
-use postgres::{Client, NoTls};
+use postgres::Client;
 use ringpipe_pipeline::{RecordPosition, Row, Source};
 
-/// The test server's URL.
-pub fn url() -> String {
-    std::env::var("RINGPIPE_TEST_PG_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
-}
-
-/// A plain connection.
-pub fn client() -> Client {
-    Client::connect(&url(), NoTls).expect("PostgreSQL at RINGPIPE_TEST_PG_URL")
-}
+pub use ringpipe_testdb::{pg_client as client, pg_url as url};
 
 /// A table created by `ddl` (with `{t}` for its name), dropped on drop
 /// with its checkpoints.
 pub struct Table {
     pub name: String,
     client: Client,
+    _guard: ringpipe_testdb::PgTable,
 }
 
 impl Table {
     pub fn new(name: &str, ddl: &str) -> Table {
+        let guard = ringpipe_testdb::PgTable::fresh(name);
         let mut client = client();
-        let drop = format!("DROP TABLE IF EXISTS \"{name}\"");
-        client.batch_execute(&drop).unwrap();
         client.batch_execute(&ddl.replace("{t}", name)).unwrap();
         Table {
             name: name.into(),
             client,
+            _guard: guard,
         }
     }
 
@@ -70,18 +62,6 @@ impl Table {
     pub fn complete(&mut self) -> i64 {
         let sql = "SELECT count(*) FROM ringpipe_checkpoint WHERE target_table = $1 AND complete";
         self.client.query_one(sql, &[&self.name]).unwrap().get(0)
-    }
-}
-
-impl Drop for Table {
-    fn drop(&mut self) {
-        let _ = self
-            .client
-            .batch_execute(&format!("DROP TABLE IF EXISTS \"{}\"", self.name));
-        let _ = self.client.execute(
-            "DELETE FROM ringpipe_checkpoint WHERE target_table = $1",
-            &[&self.name],
-        );
     }
 }
 
