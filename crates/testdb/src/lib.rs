@@ -4,10 +4,12 @@
 //! rows an import kept for it, so that a run leaves nothing behind.
 //!
 //! ```no_run
-//! use ringpipe_testdb::MysqlTable;
+//! use mysql::prelude::Queryable;
+//! use ringpipe_testdb::{mysql_conn, MysqlTable};
 //!
-//! let table = MysqlTable::new("my_test_table");
-//! ringpipe_testdb::mysql(&format!("CREATE TABLE `{}` (id INT PRIMARY KEY)", &*table));
+//! let table = MysqlTable::fresh("my_test_table");
+//! let sql = format!("CREATE TABLE `{}` (id INT PRIMARY KEY)", &*table);
+//! mysql_conn().query_drop(sql).unwrap();
 //! // … import into it and check it; it is dropped when `table` is.
 //! ```
 //!
@@ -49,15 +51,6 @@ pub fn mysql_conn() -> mysql::Conn {
 pub fn pg_client() -> postgres::Client {
     postgres::Client::connect(&pg_url(), postgres::NoTls)
         .expect("PostgreSQL at RINGPIPE_TEST_PG_URL")
-}
-
-/// Runs `sql` (one or more statements) on the test MariaDB.
-///
-/// # Panics
-///
-/// When the server refuses it.
-pub fn mysql(sql: &str) {
-    mysql_conn().query_drop(sql).expect(sql);
 }
 
 /// A MariaDB table a test made, dropped with its checkpoint rows when the
