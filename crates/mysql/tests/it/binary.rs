@@ -26,9 +26,7 @@ type StoredRow = (u32, Option<Vec<u8>>, Option<Vec<u8>>, Option<String>);
 fn binary_round_trip(path: WritePath, no_backslash_escapes: bool) {
     let table = format!("rp_mysql_binary_{path:?}_{no_backslash_escapes}").to_lowercase();
     let mut c = conn();
-    c.query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
-        .unwrap();
-    let _table = MysqlTable::new(&table);
+    let _table = MysqlTable::fresh(&table);
     c.query_drop(format!(
         "CREATE TABLE `{table}` (id INT PRIMARY KEY, b BLOB, vb VARBINARY(300), t TEXT) \
          DEFAULT CHARSET=utf8mb4"

@@ -44,10 +44,7 @@ fn columns_and_keys_are_reported_in_order() {
 #[test]
 fn table_is_created_from_declared_types_with_hostile_names() {
     let table = "rp_mysql schema `odd` name";
-    conn()
-        .query_drop("DROP TABLE IF EXISTS `rp_mysql schema ``odd`` name`")
-        .unwrap();
-    let _table = MysqlTable::new(table);
+    let _table = MysqlTable::fresh(table);
     let columns = ["id", "we`ird", "naïve"];
     let config = SinkConfig::new(url(), table, &columns)
         .write_path(WritePath::Insert)

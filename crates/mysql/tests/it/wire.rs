@@ -190,9 +190,7 @@ fn a_fatal_error_in_a_statement_sent_ahead_commits_nothing() {
 /// returns the statements the sink ran.
 fn load_with_a_note(table: &str, noted: u32) -> u64 {
     let mut c = conn();
-    c.query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
-        .unwrap();
-    let _table = MysqlTable::new(table);
+    let _table = MysqlTable::fresh(table);
     c.query_drop(format!(
         "CREATE TABLE `{table}` (id INT PRIMARY KEY, d DATE)"
     ))
@@ -249,9 +247,7 @@ fn ignore_mode_reads_every_duplicate_warning_and_skips_them() {
 fn columns_of_other_character_sets_get_their_text_converted() {
     let table = "rp_mysql_wire_charsets";
     let mut c = conn();
-    c.query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
-        .unwrap();
-    let _table = MysqlTable::new(table);
+    let _table = MysqlTable::fresh(table);
     c.query_drop(format!(
         "CREATE TABLE `{table}` (id INT PRIMARY KEY, l1 VARCHAR(20) CHARACTER SET latin1, \
          u4 VARCHAR(20) CHARACTER SET utf8mb4, b VARBINARY(20), d DATETIME)"
