@@ -9,10 +9,10 @@ use std::path::Path;
 use mysql::prelude::Queryable;
 use ringpipe_mysql::{execute, prepare, SinkConfig};
 use ringpipe_pipeline::Import;
-use ringpipe_xml::gen::{product_table_ddl, Catalogue, PRODUCT_COLUMNS};
+use ringpipe_xml::gen::{Catalogue, PRODUCT_COLUMNS};
 use ringpipe_xml::{XmlConfig, XmlSource};
 
-use crate::common::{self, checksum, conn, url, MysqlTable};
+use crate::common::{self, checksum, conn, url};
 
 /// One of LOAD XML's three row forms.
 #[derive(Clone, Copy, Debug)]
@@ -78,12 +78,6 @@ fn write_form(path: &Path, form: Form, records: u64) {
     }
     xml.push_str("</catalogue>\n");
     std::fs::write(path, xml).unwrap();
-}
-
-fn fresh(table: &str) -> MysqlTable {
-    execute(&url(), &format!("DROP TABLE IF EXISTS `{table}`")).unwrap();
-    execute(&url(), &product_table_ddl(table)).unwrap();
-    MysqlTable::new(table)
 }
 
 /// Imports `path` into `table` through the pipeline.
@@ -155,8 +149,8 @@ fn compare_with_load_xml(form: Form, name: &str) {
     let path = dir.path().join("products.xml");
     write_form(&path, form, 400);
     let (ours, theirs) = (format!("diff_ours_{name}"), format!("diff_theirs_{name}"));
-    let _table = fresh(&ours);
-    let _table = fresh(&theirs);
+    let _table = common::fresh_table(&ours);
+    let _table = common::fresh_table(&theirs);
     assert_eq!(import(&path, "product", &ours), 400);
     load_xml(&path, &theirs);
 
@@ -220,7 +214,7 @@ fn a_mariadb_dump_xml_round_trip_gives_the_same_checksum() {
     let dir = tempfile::tempdir().unwrap();
     let source = dir.path().join("catalogue.xml");
     Catalogue::new(2_000).seed(9).write_file(&source).unwrap();
-    let _table = fresh("dump_original");
+    let _table = common::fresh_table("dump_original");
     assert_eq!(import(&source, "product", "dump_original"), 2_000);
 
     let (user, host, port, db) = common::url_parts();
@@ -249,7 +243,7 @@ fn a_mariadb_dump_xml_round_trip_gives_the_same_checksum() {
     let dumped = dir.path().join("dump.xml");
     std::fs::write(&dumped, &dump.stdout).unwrap();
 
-    let _table = fresh("dump_restored");
+    let _table = common::fresh_table("dump_restored");
     assert_eq!(import(&dumped, "row", "dump_restored"), 2_000);
     assert_eq!(checksum("dump_restored"), checksum("dump_original"));
 }

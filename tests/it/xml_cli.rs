@@ -114,9 +114,7 @@ fn repeated_fields_are_refused_unless_a_policy_says_otherwise() {
 
     let table = "xml_cli_repeated";
     let mut db = conn();
-    db.query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
-        .unwrap();
-    let _table = MysqlTable::new(table);
+    let _table = MysqlTable::fresh(table);
     db.query_drop(format!(
         "CREATE TABLE `{table}` (id INT PRIMARY KEY, c TEXT)"
     ))
@@ -177,9 +175,7 @@ fn openstreetmap_tags_map_with_field_paths() {
 
     let table = "xml_cli_osm";
     let mut db = conn();
-    db.query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
-        .unwrap();
-    let _table = MysqlTable::new(table);
+    let _table = MysqlTable::fresh(table);
     db.query_drop(format!(
         "CREATE TABLE `{table}` (id INT PRIMARY KEY, lat VARCHAR(20), name VARCHAR(100)) \
          CHARACTER SET utf8mb4"
