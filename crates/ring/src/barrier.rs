@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
+use crate::gather::Gathering;
 use crate::ring_buffer::RingBuffer;
 use crate::sequence::{minimum, Sequence};
-use crate::wait::gather;
 
 /// Why a wait ended without events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +39,8 @@ pub(crate) struct SequenceBarrier<E> {
     /// First stage of a marked ring: how many slots' markers one look reads
     /// at most (the processor's largest batch; it takes no more at once).
     scan: i64,
+    /// Whether gathering paid off for the batches before.
+    gathering: Gathering,
 }
 
 impl<E> SequenceBarrier<E> {
@@ -53,6 +55,7 @@ impl<E> SequenceBarrier<E> {
             ring,
             upstream: upstream.into_boxed_slice(),
             scan,
+            gathering: Gathering::default(),
         }
     }
 
@@ -72,7 +75,7 @@ impl<E> SequenceBarrier<E> {
             // Events were already waiting: the producer is ahead, so let a
             // short batch grow (see `WaitStrategy` on gathering).
             if self.ring.waiter.gathers() {
-                return Ok(gather(sequence, available, || {
+                return Ok(self.gathering.take(sequence, available, || {
                     self.available(sequence).unwrap_or(available)
                 }));
             }

@@ -126,6 +126,7 @@
 mod barrier;
 mod delivery;
 mod exception;
+mod gather;
 mod graph;
 mod handle;
 mod handler;

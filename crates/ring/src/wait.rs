@@ -27,7 +27,11 @@ use crate::sync::{fence, spin_hint, yield_now, AtomicU64, Ordering};
 /// once more for as long as the batch needs at that rate to reach 256
 /// events (at most four looks and 128 PAUSEs: ~1.8 µs where a PAUSE takes
 /// 14 ns, ~3.2 µs where it takes 25); a producer adding less than one
-/// event per two PAUSEs is not waited for after the first look. Each
+/// event per two PAUSEs is not waited for after the first look, and the
+/// batches after such a look are taken at once (1, then 2, 4 … up to 256
+/// batches after as many such looks in a row, until a look finds the
+/// producer streaming again), so a steady load the processor keeps up
+/// with does not pay the first look's pause on every event. Each
 /// poll of the cursor steals its cache line from the producer, so a
 /// processor polling right behind a streaming producer takes batches of a
 /// few events and slows the producer down: gathering turned batches of ~8
@@ -71,19 +75,6 @@ const SPINS_PER_YIELD: u32 = 4096;
 /// an atomic load, where loom may switch threads), few enough to keep them
 /// bounded; every later step yields.
 const HOT_POLLS: u32 = if cfg!(loom) { 2 } else { 4096 };
-/// Gathering (see [`WaitStrategy`]): a batch this long is taken at once...
-const GATHER_ENOUGH: i64 = 256;
-/// ...otherwise the processor pauses this many PAUSEs (14–25 ns each on the
-/// benchmark machines)...
-const GATHER_PAUSES: u32 = if cfg!(loom) { 1 } else { 8 };
-/// ...and looks again (after a pause paced by the growth it saw), at most
-/// this many times, while the batch still grows...
-const GATHER_ROUNDS: u32 = if cfg!(loom) { 1 } else { 4 };
-/// ...pausing no more than this many PAUSEs in all.
-const GATHER_BUDGET: u32 = if cfg!(loom) { 1 } else { 128 };
-/// A producer that added fewer than one event per this many PAUSEs since
-/// the last look is not waited for.
-const GATHER_SLOW_PAUSES: u32 = 2;
 /// Spins before the yielding strategy starts yielding.
 const YIELDING_SPINS: u32 = 100;
 /// Longest a blocked thread sleeps before it re-checks by itself. Wake-ups
@@ -251,72 +242,6 @@ impl Waiter {
     }
 }
 
-/// Lets a short batch grow while the producer is still adding to it.
-///
-/// `first` is the first sequence of the batch, `seen` the highest readable
-/// one found so far, `poll` reads the highest readable one again. Pauses
-/// without touching the producer's cache lines, then polls; stops as soon
-/// as the batch is long enough, stops growing (the producer paused: hand
-/// over now), after [`GATHER_ROUNDS`] looks or [`GATHER_BUDGET`] PAUSEs.
-/// Returns the new highest.
-#[inline]
-pub(crate) fn gather(first: i64, seen: i64, poll: impl FnMut() -> i64) -> i64 {
-    gather_paced(first, seen, poll, |pauses| {
-        for _ in 0..pauses {
-            spin_hint();
-        }
-    })
-}
-
-/// [`gather`] with its pauses made by `pause(n)` (n PAUSEs), so that tests
-/// can count them.
-///
-/// After the first short pause the batch's growth tells the producer's
-/// rate, and the next pause lasts as long as the batch needs at that rate
-/// to reach [`GATHER_ENOUGH`]: one more look instead of several. Every look
-/// takes the cursor's cache line from the producer, whose next publication
-/// then waits for it; with fixed pauses of 8 PAUSEs (14 ns each on the
-/// Intel benchmark machine) four looks gathered ~150 events and 1P→1C
-/// busy-spin ran at 140–230 M events/s, paced it gathers ~400 and runs at
-/// 220–340 M (docs/benchmarks.md).
-///
-/// A producer that added fewer than one event per two PAUSEs since the
-/// last look (slower than ~20–35M events/s) is not waited for: it is not
-/// fast enough for the polls' cache-line steals to slow it, so gathering
-/// would only delay its events. At a steady 10M events/s, waiting out the
-/// budget for such a producer made each event ~1.1 µs later; giving up at
-/// the first look costs only that look's short pause (docs/benchmarks.md).
-#[inline]
-fn gather_paced(
-    first: i64,
-    mut seen: i64,
-    mut poll: impl FnMut() -> i64,
-    mut pause: impl FnMut(u32),
-) -> i64 {
-    if seen - first + 1 >= GATHER_ENOUGH {
-        return seen;
-    }
-    let mut pauses = GATHER_PAUSES;
-    let mut budget = GATHER_BUDGET;
-    for _ in 0..GATHER_ROUNDS {
-        pause(pauses);
-        budget -= pauses;
-        let now = poll();
-        if now == seen || now - first + 1 >= GATHER_ENOUGH || budget == 0 {
-            return now;
-        }
-        let grown = now - seen;
-        if grown * i64::from(GATHER_SLOW_PAUSES) < i64::from(pauses) {
-            return now;
-        }
-        let missing = GATHER_ENOUGH - (now - first + 1);
-        let wanted = (i64::from(pauses) * missing + grown - 1) / grown;
-        pauses = wanted.clamp(1, i64::from(budget)) as u32;
-        seen = now;
-    }
-    seen
-}
-
 /// One thread's progress through a single wait.
 pub(crate) struct Idle<'a> {
     waiter: &'a Waiter,
@@ -441,89 +366,6 @@ mod tests {
                 "{strategy:?}"
             );
         }
-    }
-
-    #[test]
-    fn gathering_stops_when_the_batch_stops_growing() {
-        let mut polls = [100, 150, 150, 999].into_iter();
-        assert_eq!(gather(10, 11, || polls.next().unwrap()), 150);
-        assert_eq!(
-            polls.next(),
-            Some(999),
-            "no poll after the batch stopped growing"
-        );
-    }
-
-    #[test]
-    fn gathering_takes_a_long_batch_at_once() {
-        let first = 100;
-        let long = first + GATHER_ENOUGH - 1;
-        let mut polled = false;
-        let taken = gather(first, long, || {
-            polled = true;
-            long + 1
-        });
-        assert_eq!((taken, polled), (long, false));
-        // A batch that grows long enough during a pause ends the gathering.
-        let mut polls = [first + 5, first + GATHER_ENOUGH + 7, first + 9999].into_iter();
-        let taken = gather(first, first, || polls.next().unwrap());
-        assert_eq!(taken, first + GATHER_ENOUGH + 7);
-    }
-
-    #[test]
-    fn gathering_paces_its_next_look_by_the_rate_seen() {
-        // 8 events in the first 8 PAUSEs: the 247 still missing for a
-        // 256-event batch take 247 more PAUSEs at that rate, which the
-        // budget cuts to what is left of it; then one look ends the batch.
-        let first = 0;
-        let mut polls = [8, 200, 9999].into_iter();
-        let mut pauses = Vec::new();
-        let taken = gather_paced(first, 0, || polls.next().unwrap(), |n| pauses.push(n));
-        assert_eq!(taken, 200);
-        assert_eq!(pauses, vec![GATHER_PAUSES, GATHER_BUDGET - GATHER_PAUSES]);
-        // A faster producer gets a shorter second pause: 64 events per 8
-        // PAUSEs, 191 missing, so 24 PAUSEs (rounded up).
-        let mut polls = [64, 300].into_iter();
-        let mut pauses = Vec::new();
-        let taken = gather_paced(first, 0, || polls.next().unwrap(), |n| pauses.push(n));
-        assert_eq!((taken, pauses), (300, vec![GATHER_PAUSES, 24]));
-    }
-
-    #[test]
-    fn gathering_does_not_wait_for_a_producer_too_slow_to_fill_the_batch() {
-        // One event in 8 PAUSEs (a steady 10M events/s where a PAUSE takes
-        // 14 ns): the first look hands over what is there.
-        let (mut seen, mut polls) = (0, 0);
-        let mut paused = Vec::new();
-        let taken = gather_paced(
-            0,
-            0,
-            || {
-                polls += 1;
-                seen += 1;
-                seen
-            },
-            |n| paused.push(n),
-        );
-        assert_eq!((polls, taken, paused), (1, 1, vec![GATHER_PAUSES]));
-        // The same holds at a later look: 100 events, then 6 more in 13
-        // PAUSEs.
-        let mut polls = [100, 106, 9999].into_iter();
-        let mut paused = Vec::new();
-        let taken = gather_paced(0, 0, || polls.next().unwrap(), |n| paused.push(n));
-        assert_eq!((taken, paused), (106, vec![GATHER_PAUSES, 13]));
-    }
-
-    #[test]
-    fn gathering_gives_up_after_its_rounds_or_its_budget() {
-        // A producer slowing down, each look short of the pace the last
-        // one set, within the budget: at most `GATHER_ROUNDS` looks (8, 13,
-        // 28 and 70 PAUSEs).
-        let mut polls = [100, 150, 180, 200, 9999].into_iter();
-        let mut paused = Vec::new();
-        let taken = gather_paced(0, 0, || polls.next().unwrap(), |n| paused.push(n));
-        assert_eq!((taken, polls.next()), (200, Some(9999)));
-        assert_eq!(paused, vec![8, 13, 28, 70]);
     }
 
     #[test]
