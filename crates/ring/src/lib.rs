@@ -92,7 +92,9 @@
 //!   as long as the batch needs at that rate to reach 256 events. A
 //!   producer adding less than one event per two PAUSEs is not waited for
 //!   (its polls do not slow it, so gathering would only delay its events),
-//!   and a processor that had to wait for its next event takes it at once
+//!   nor looked at again for the next batches (1, then 2, 4 … up to 256
+//!   after as many such looks in a row); a processor that had to wait for
+//!   its next event takes it at once
 //!   ([`WaitStrategy::without_gathering`] turns gathering off).
 //! * **Cached gating.** Producers remember how far the slowest last-stage
 //!   processor had got and reread the processors' sequences only when that
