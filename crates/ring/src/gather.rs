@@ -3,7 +3,7 @@
 //! [`WaitStrategy`](crate::WaitStrategy) for why), and remembers across
 //! batches whether the producer was fast enough for that to pay.
 
-use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::sync::spin_hint;
 
@@ -34,12 +34,17 @@ const SKIP_MOST: u32 = 256;
 /// [`SKIP_MOST`]; then one batch looks again, so a producer that speeds up
 /// is noticed within 257 batches. A look that pays (the batch grew long
 /// enough, or kept growing through the budget) forgets the verdicts.
+///
+/// Only the processor's (or poller's) own thread touches it. The fields
+/// are atomics, at the cost of a plain load and store each, so that the
+/// barrier holding them stays shareable as the rest of it is (a shared
+/// `EventPoller` stays `Sync`); std's, not loom's, as they order nothing.
 #[derive(Debug, Default)]
 pub(crate) struct Gathering {
     /// Batches still to take at once.
-    skip: Cell<u32>,
+    skip: AtomicU32,
     /// Batches to take at once after the next slow verdict, halved.
-    window: Cell<u32>,
+    window: AtomicU32,
 }
 
 impl Gathering {
@@ -49,9 +54,10 @@ impl Gathering {
     /// sequence again).
     #[inline]
     pub(crate) fn take(&self, first: i64, seen: i64, poll: impl FnMut() -> i64) -> i64 {
-        let skip = self.skip.get();
+        // Relaxed here and below: one thread's own state (see above).
+        let skip = self.skip.load(Ordering::Relaxed);
         if skip > 0 {
-            self.skip.set(skip - 1);
+            self.skip.store(skip - 1, Ordering::Relaxed);
             return seen;
         }
         let (highest, slow) = gather(first, seen, poll);
@@ -63,11 +69,11 @@ impl Gathering {
     /// starts it, a fast one closes it.
     fn note(&self, slow: bool) {
         if slow {
-            let window = (self.window.get() * 2).clamp(1, SKIP_MOST);
-            self.window.set(window);
-            self.skip.set(window);
+            let window = (self.window.load(Ordering::Relaxed) * 2).clamp(1, SKIP_MOST);
+            self.window.store(window, Ordering::Relaxed);
+            self.skip.store(window, Ordering::Relaxed);
         } else {
-            self.window.set(0);
+            self.window.store(0, Ordering::Relaxed);
         }
     }
 }

@@ -50,6 +50,12 @@ impl EventHandler<u64> for Recorder {
 }
 
 #[test]
+fn a_poller_moves_to_and_is_shared_between_threads() {
+    fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<ringpipe_ring::EventPoller<u64>>();
+}
+
+#[test]
 fn a_poller_takes_what_is_ready_as_one_batch_and_releases_it() {
     let (mut producer, mut ring) = RingBuilder::new(8, || 0u64).add_poller().start().unwrap();
     let mut poller = ring.take_poller(0).unwrap();
