@@ -20,8 +20,8 @@ const GATHER_BUDGET: u32 = if cfg!(loom) { 1 } else { 128 };
 /// A producer that added fewer than one event per this many PAUSEs since
 /// the last look is not waited for.
 const GATHER_SLOW_PAUSES: u32 = 2;
-/// After that many slow verdicts in a row, the batches taken at once before
-/// the next look (the window doubles from 1 with each verdict).
+/// The most batches taken at once between two looks, however many slow
+/// verdicts came in a row (the window doubles from 1 with each).
 const SKIP_MOST: u32 = 256;
 
 /// One processor's gathering, remembered across its batches.
@@ -43,7 +43,8 @@ const SKIP_MOST: u32 = 256;
 pub(crate) struct Gathering {
     /// Batches still to take at once.
     skip: AtomicU32,
-    /// Batches to take at once after the next slow verdict, halved.
+    /// The window the last slow verdict opened (the next opens twice as
+    /// many); 0 after a look that paid.
     window: AtomicU32,
 }
 
