@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ringpipe_pipeline::Mode;
 
-/// Fast, safe XML → MySQL/MariaDB import on a lock-free ring.
+/// Fast, exact import of XML, CSV and JSON Lines into MySQL/MariaDB and
+/// PostgreSQL, on a lock-free ring.
 #[derive(Debug, Parser)]
 #[command(name = "ringpipe", version, about, long_about = None)]
 pub struct Cli {
@@ -17,7 +18,7 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Import the records of an XML file into a table.
+    /// Import the records of an XML, CSV or JSON Lines file into a table.
     Import(Box<ImportArgs>),
     /// Check the server settings that decide bulk-load speed.
     Doctor(DoctorArgs),
