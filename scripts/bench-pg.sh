@@ -78,10 +78,7 @@ rm -f "$work"/half-*
 split -n l/2 -d "$tsv" "$work/half-"
 
 ddl="SET client_min_messages = warning; DROP TABLE IF EXISTS $table;
-CREATE TABLE $table (
-  id bigint PRIMARY KEY, sku varchar(32) NOT NULL UNIQUE, name varchar(255) NOT NULL,
-  description text, price numeric(12,2), quantity int, category varchar(64),
-  currency char(3), updated timestamp);"
+$("$bin" gen --ddl "$table" --dialect postgres)"
 # ringpipe's fresh import clears the table's checkpoints itself; these go at the end.
 forget_checkpoints="DO \$\$ BEGIN IF to_regclass('ringpipe_checkpoint') IS NOT NULL THEN
   DELETE FROM ringpipe_checkpoint WHERE target_table = '$table'; END IF; END \$\$"

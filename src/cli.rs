@@ -274,6 +274,18 @@ pub struct GenArgs {
     /// Which of LOAD XML's three row forms to write.
     #[arg(long, value_enum, default_value_t = LayoutArg::Elements)]
     pub layout: LayoutArg,
+    /// Whose SQL `--ddl` prints (default: mariadb).
+    #[arg(long, value_enum, conflicts_with_all = ["rows", "out"])]
+    pub dialect: Option<DialectArg>,
+}
+
+/// `gen --dialect`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DialectArg {
+    /// MySQL and MariaDB (InnoDB, utf8mb4).
+    Mariadb,
+    /// PostgreSQL.
+    Postgres,
 }
 
 /// `--mode`.

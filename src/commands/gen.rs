@@ -2,16 +2,25 @@
 
 use std::io::Write;
 
-use ringpipe_xml::gen::{product_table_ddl, write_catalogue, Catalogue, Layout};
+use ringpipe_xml::gen::{
+    product_table_ddl, write_catalogue, Catalogue, Layout, PRODUCT_TABLE_DDL_POSTGRES,
+};
 
-use crate::cli::{GenArgs, LayoutArg};
+use crate::cli::{DialectArg, GenArgs, LayoutArg};
 use crate::error::CliError;
 
 /// Writes the catalogue to a file or stdout, or prints its table's DDL.
 pub fn run(args: GenArgs) -> Result<(), CliError> {
     if let Some(table) = &args.ddl {
-        ringpipe_mysql::Ident::new(table)?;
-        writeln!(std::io::stdout().lock(), "{};", product_table_ddl(table))?;
+        let ddl = match args.dialect.unwrap_or(DialectArg::Mariadb) {
+            DialectArg::Mariadb => {
+                ringpipe_mysql::Ident::new(table)?;
+                product_table_ddl(table)
+            }
+            DialectArg::Postgres => PRODUCT_TABLE_DDL_POSTGRES
+                .replace("{table}", &ringpipe_postgres::quote_table(table)?),
+        };
+        writeln!(std::io::stdout().lock(), "{ddl};")?;
         return Ok(());
     }
     let (Some(rows), Some(out)) = (args.rows, args.out) else {

@@ -353,4 +353,17 @@ fn gen_writes_a_deterministic_catalogue_and_its_ddl() {
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     let ddl = ringpipe(&["gen", "--ddl", "my_products"]);
     assert!(stdout(&ddl).starts_with("CREATE TABLE IF NOT EXISTS `my_products`"));
+    let ddl = ringpipe(&["gen", "--ddl", "shop.my\"products", "--dialect", "postgres"]);
+    assert!(
+        stdout(&ddl)
+            .starts_with("CREATE TABLE IF NOT EXISTS \"shop\".\"my\"\"products\" (\n  id bigint"),
+        "{}",
+        stdout(&ddl)
+    );
+    for bad in [
+        &["gen", "--ddl", "", "--dialect", "postgres"][..],
+        &["gen", "--rows", "1", "--out", "-", "--dialect", "postgres"],
+    ] {
+        assert!(!ringpipe(bad).status.success(), "{bad:?}");
+    }
 }

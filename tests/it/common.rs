@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 use mysql::prelude::Queryable;
 use ringpipe_text::{write_csv, write_jsonl};
-use ringpipe_xml::gen::PRODUCT_COLUMNS;
+use ringpipe_xml::gen::{PRODUCT_COLUMNS, PRODUCT_TABLE_DDL_POSTGRES};
 
 pub use ringpipe_testdb::{mysql_conn as conn, mysql_url as url, pg_client as pg, pg_url};
 pub use ringpipe_testdb::{MysqlTable, PgTable};
@@ -112,13 +112,9 @@ pub fn catalogue(dir: &Path, rows: u64) -> PathBuf {
 /// checkpoints) with the guard.
 pub fn fresh_pg_table(name: &str) -> PgTable {
     let table = PgTable::fresh(name);
-    let ddl = format!(
-        "CREATE TABLE {name} (
-           id bigint PRIMARY KEY, sku varchar(32) NOT NULL UNIQUE,
-           name varchar(255) NOT NULL, description text, price numeric(12,2),
-           quantity int, category varchar(64), currency char(3), updated timestamp)"
-    );
-    pg().batch_execute(&ddl).unwrap();
+    let quoted = ringpipe_postgres::quote_table(name).unwrap();
+    pg().batch_execute(&PRODUCT_TABLE_DDL_POSTGRES.replace("{table}", &quoted))
+        .unwrap();
     table
 }
 

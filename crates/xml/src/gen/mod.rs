@@ -74,6 +74,22 @@ pub const PRODUCT_TABLE_DDL: &str = "CREATE TABLE IF NOT EXISTS {table} (
   KEY category (category)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin STATS_AUTO_RECALC=0";
 
+/// The products' table for PostgreSQL, with `{table}` standing for the
+/// name, quoted by the caller: [`PRODUCT_TABLE_DDL`]'s columns, primary key
+/// and unique `sku` in PostgreSQL's types, without the index on `category`
+/// (the PostgreSQL benchmark's table, as measured).
+pub const PRODUCT_TABLE_DDL_POSTGRES: &str = "CREATE TABLE IF NOT EXISTS {table} (
+  id bigint PRIMARY KEY,
+  sku varchar(32) NOT NULL UNIQUE,
+  name varchar(255) NOT NULL,
+  description text,
+  price numeric(12,2),
+  quantity int,
+  category varchar(64),
+  currency char(3),
+  updated timestamp
+)";
+
 /// [`PRODUCT_TABLE_DDL`] for `table`, quoted with backticks (a `db.table`
 /// name is quoted part by part).
 pub fn product_table_ddl(table: &str) -> String {
