@@ -40,6 +40,8 @@ pub struct PgSink {
     unsettled: Vec<Rejected>,
     /// Bad records the last successful commit set aside.
     last_diverted: u64,
+    /// The connection failed a `ROLLBACK`: the next batch opens a new one.
+    stale: bool,
 }
 
 impl PgSink {
@@ -65,6 +67,7 @@ impl PgSink {
             uncertain: false,
             unsettled: Vec::new(),
             last_diverted: 0,
+            stale: false,
         })
     }
 
@@ -77,8 +80,9 @@ impl PgSink {
     /// Commits the batch unless the checkpoint shows that its lost
     /// `COMMIT` had landed.
     fn commit_batch(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), PgError> {
-        if self.client.is_closed() {
+        if self.stale || self.client.is_closed() {
             (self.client, self.statements) = session(&self.config, &self.plan)?;
+            self.stale = false;
         }
         if self.uncertain {
             // Settled only once the checkpoint could be read: an error
@@ -226,10 +230,11 @@ impl Sink for PgSink {
         self.last_diverted = 0;
         let result = self.commit_batch(checkpoint);
         if result.is_err() && !self.client.is_closed() {
-            // Surface a failed ROLLBACK: the connection is then unusable.
+            // A connection whose ROLLBACK failed is not used again; the
+            // batch's own error is the one to report.
             if let Err(e) = self.client.batch_execute("ROLLBACK") {
                 log::warn!("shard {}: rollback failed: {e}", self.shard);
-                (self.client, self.statements) = session(&self.config, &self.plan)?;
+                self.stale = true;
             }
         }
         result
