@@ -4,6 +4,7 @@
 //! `RUST_LOG=debug` log.
 
 use ringpipe_mysql::{codes, redact_url, MysqlError};
+use ringpipe_postgres::PgError;
 
 /// Access denied for a user (wrong password or unknown user).
 const ACCESS_DENIED: [u16; 2] = [codes::ACCESS_DENIED, 1698];
@@ -44,6 +45,42 @@ pub fn database(error: &MysqlError, url: &str, table: &str) -> String {
              or set bad records aside with --max-bad N --reject-file FILE"
         ),
         other => other.to_string(),
+    }
+}
+
+/// `error`, met importing into `table` of the PostgreSQL server `url`,
+/// for the user: the same cases as [`database`], by SQLSTATE.
+pub fn postgres(error: &PgError, url: &str, table: &str) -> String {
+    let server = redact_url(url);
+    if let Some(why) = error.connect_failure() {
+        return format!(
+            "cannot connect to {server}: {why}; is the server running? \
+             try `ringpipe doctor --url {server}`"
+        );
+    }
+    match error.sqlstate() {
+        // invalid_password, invalid_authorization_specification
+        Some("28P01" | "28000") => format!(
+            "{error} at {server}: check the user and the password \
+             (in the URL, PGPASSWORD or --password-file)"
+        ),
+        // insufficient_privilege
+        Some("42501") => format!("{error}: grant the user the rights, or name another table"),
+        // invalid_catalog_name: no such database
+        Some("3D000") => format!(
+            "{error} on {server}: create it first (CREATE DATABASE …) or name another in the URL"
+        ),
+        // undefined_table
+        Some("42P01") => format!(
+            "{error}: create it first (for a catalogue made by `ringpipe gen`: \
+             `ringpipe gen --ddl {table} --dialect postgres` prints its CREATE TABLE)"
+        ),
+        // unique_violation
+        Some("23505") => format!(
+            "{error}; to accept duplicate keys use --mode ignore|upsert|replace, \
+             or set bad records aside with --max-bad N --reject-file FILE"
+        ),
+        _ => error.to_string(),
     }
 }
 

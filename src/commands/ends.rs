@@ -70,7 +70,8 @@ pub fn password_var(url: &str) -> &'static str {
 /// Every column of the target table.
 pub fn table_columns(args: &ImportArgs) -> Result<Vec<String>, CliError> {
     Ok(match is_postgres_url(&args.url) {
-        true => ringpipe_postgres::table_columns(&args.url, &args.table)?,
+        true => ringpipe_postgres::table_columns(&args.url, &args.table)
+            .map_err(|e| CliError::Described(hint::postgres(&e, &args.url, &args.table)))?,
         false => ringpipe_mysql::table_columns(&args.url, &args.table)
             .map_err(|e| CliError::Described(hint::database(&e, &args.url, &args.table)))?,
     })

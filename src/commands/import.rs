@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use ringpipe_mysql::{BulkClient, MysqlError, MysqlTarget, ServerStats, SinkConfig};
 use ringpipe_pipeline::{fingerprint, Import, RunSummary, Source, Target};
-use ringpipe_postgres::{is_postgres_url, PgTarget};
+use ringpipe_postgres::{is_postgres_url, PgError, PgTarget};
 use ringpipe_ring::WaitStrategy;
 use ringpipe_xml::{ColumnUsage, XmlConfig, XmlSource};
 
@@ -106,7 +106,8 @@ fn load<S: Source>(
         let summary = import(&args, target.clone(), &columns)?
             .run_with_progress(regions, |p| progress.update(p));
         progress.finish();
-        let summary = summary.map_err(|f| CliError::import(&f, false, |e| e.to_string()))?;
+        let describe = |e: &PgError| hint::postgres(e, &args.url, &args.table);
+        let summary = summary.map_err(|f| CliError::import(&f, false, describe))?;
         if summary.already_complete {
             return already_complete(&args);
         }

@@ -5,7 +5,9 @@
 use std::path::Path;
 use std::process::Output;
 
-use crate::common::{catalogue, fresh_table, import, ringpipe, stderr, url, url_parts};
+use crate::common::{
+    catalogue, fresh_pg_table, fresh_table, import, pg_url, ringpipe, stderr, url, url_parts,
+};
 
 /// The one line the binary printed, after checking it is one line.
 fn line(output: &Output) -> String {
@@ -130,6 +132,82 @@ fn a_duplicate_key_names_the_record_and_the_modes_that_accept_it() {
     assert!(
         text.starts_with("ringpipe: record 1 (line 4, column 3) failed: ")
             && text.contains("Duplicate entry '1' for key 'PRIMARY'")
+            && text.ends_with(
+                "; to accept duplicate keys use --mode ignore|upsert|replace, \
+                 or set bad records aside with --max-bad N --reject-file FILE (0 rows committed)"
+            ),
+        "{text}"
+    );
+}
+
+#[test]
+fn into_postgres_each_error_a_user_can_cause_is_one_line_with_its_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = catalogue(dir.path(), 20);
+    let url = pg_url();
+    let (server, _db) = url.rsplit_once('/').unwrap();
+
+    let free = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let refused_url = format!("postgres://nobody:secret@127.0.0.1:{free}/test");
+    let refused = import_to(&file, &refused_url, "t");
+    assert_eq!(refused.status.code(), Some(4));
+    let shown = format!("postgres://nobody:***@127.0.0.1:{free}/test");
+    assert_eq!(
+        line(&refused),
+        format!(
+            "ringpipe: cannot connect to {shown}: error connecting to server: Connection refused \
+             (os error 111); is the server running? try `ringpipe doctor --url {shown}`"
+        )
+    );
+
+    let no_db_url = format!("{server}/rp_msg_no_such_db");
+    let no_db = import_to(&file, &no_db_url, "t");
+    assert_eq!(no_db.status.code(), Some(4));
+    assert_eq!(
+        line(&no_db),
+        format!(
+            "ringpipe: connecting to PostgreSQL: FATAL 3D000: database \"rp_msg_no_such_db\" \
+             does not exist on {no_db_url}: create it first (CREATE DATABASE …) or name another \
+             in the URL"
+        )
+    );
+
+    let no_table = import_to(&file, &url, "rp_msg_pg_no_such_table");
+    assert_eq!(no_table.status.code(), Some(4));
+    assert_eq!(
+        line(&no_table),
+        "ringpipe: reading the columns of \"rp_msg_pg_no_such_table\": ERROR 42P01: relation \
+         \"rp_msg_pg_no_such_table\" does not exist: create it first (for a catalogue made by \
+         `ringpipe gen`: `ringpipe gen --ddl rp_msg_pg_no_such_table --dialect postgres` prints \
+         its CREATE TABLE)"
+    );
+
+    let _table = fresh_pg_table("rp_msg_pg_duplicate");
+    assert!(import_to(&file, &url, "rp_msg_pg_duplicate")
+        .status
+        .success());
+    let f = file.to_str().unwrap();
+    let again = ringpipe(&[
+        "import",
+        f,
+        "--url",
+        &url,
+        "--table",
+        "rp_msg_pg_duplicate",
+        "--row",
+        "product",
+        "--shards",
+        "1",
+    ]);
+    assert_eq!(again.status.code(), Some(4));
+    let text = line(&again);
+    assert!(
+        text.starts_with("ringpipe: record 1 (line 4, column 3): ERROR 23505: duplicate key value")
+            && text.contains("(detail: Key (id)=(1) already exists.); to accept")
             && text.ends_with(
                 "; to accept duplicate keys use --mode ignore|upsert|replace, \
                  or set bad records aside with --max-bad N --reject-file FILE (0 rows committed)"

@@ -5,6 +5,9 @@ use postgres::{Client, NoTls};
 use crate::config::driver_config;
 use crate::PgError;
 
+/// What the sink was doing when opening a connection failed.
+pub(crate) const CONNECTING: &str = "connecting to PostgreSQL";
+
 /// A connection to `url` that has run `init_commands`.
 ///
 /// # Errors
@@ -13,7 +16,7 @@ use crate::PgError;
 pub fn connect(url: &str, init_commands: &[String]) -> Result<Client, PgError> {
     let mut client = driver_config(url)?
         .connect(NoTls)
-        .map_err(|e| PgError::server(e, "connecting to PostgreSQL"))?;
+        .map_err(|e| PgError::server(e, CONNECTING))?;
     for sql in init_commands {
         client
             .batch_execute(sql)

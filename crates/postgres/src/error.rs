@@ -45,7 +45,7 @@ pub enum PgError {
         why: String,
     },
     /// A record the server refused, with no bad records allowed.
-    #[error("record {} (line {}, column {}): {source}", .position.record, .position.line, .position.column)]
+    #[error("record {} (line {}, column {}): {}", .position.record, .position.line, .position.column, .source.reason())]
     BadRecord {
         /// Where the record came from.
         position: RecordPosition,
@@ -84,6 +84,30 @@ impl PgError {
         PgError::Server {
             context: context.into(),
             source,
+        }
+    }
+
+    /// Why opening a connection failed, when that is this error and the
+    /// server never answered (refused, unreachable, timed out): the
+    /// driver's description. `None` for every other error, the server's
+    /// refusals (a wrong password, no such database) included.
+    pub fn connect_failure(&self) -> Option<String> {
+        match self {
+            PgError::Server { context, source }
+                if context == crate::connect::CONNECTING && source.as_db_error().is_none() =>
+            {
+                Some(describe(source))
+            }
+            _ => None,
+        }
+    }
+
+    /// What one record's refusal says: the message without what the sink
+    /// was doing (a COPY of so many rows), as a bad record is reported.
+    pub fn reason(&self) -> String {
+        match self {
+            PgError::Server { source, .. } => describe(source),
+            other => other.to_string(),
         }
     }
 
@@ -151,7 +175,15 @@ impl Retryable for PgError {
 /// driver's own message.
 fn describe(error: &postgres::Error) -> String {
     let Some(db) = error.as_db_error() else {
-        return error.to_string();
+        // The driver's own message names only the kind ("error connecting
+        // to server"); what happened is in its causes.
+        let mut text = error.to_string();
+        let mut cause = std::error::Error::source(error);
+        while let Some(inner) = cause {
+            text.push_str(&format!(": {inner}"));
+            cause = inner.source();
+        }
+        return text;
     };
     let mut text = format!("{} {}: {}", db.severity(), db.code().code(), db.message());
     if let Some(detail) = db.detail() {
@@ -160,8 +192,19 @@ fn describe(error: &postgres::Error) -> String {
     if let Some(hint) = db.hint() {
         text.push_str(&format!(" (hint: {hint})"));
     }
-    if let Some(context) = db.where_() {
-        text.push_str(&format!(" (where: {context})"));
+    match db
+        .where_()
+        .map(|context| (context, context.strip_prefix("COPY ")))
+    {
+        // The line a COPY's context names counts the COPY's own rows, not
+        // the input's: only the column it names, if any, is kept.
+        Some((_, Some(copy))) => {
+            if let Some(at) = copy.find(", column ") {
+                text.push_str(&format!(" ({})", &copy[at + 2..]));
+            }
+        }
+        Some((context, None)) => text.push_str(&format!(" (where: {context})")),
+        None => {}
     }
     text
 }
@@ -185,6 +228,28 @@ mod tests {
         };
         assert!(bad.is_row_error() && !bad.is_retryable());
         assert!(!PgError::CommitUnknown { last: 3 }.is_row_error());
+    }
+
+    #[test]
+    fn a_failed_connection_says_why() {
+        // Nothing listens on port 1; the refusal is the driver's cause.
+        let refused = postgres::Config::new()
+            .host("127.0.0.1")
+            .port(1)
+            .user("nobody")
+            .connect(postgres::NoTls)
+            .err()
+            .expect("nothing listens on port 1");
+        let error = PgError::server(refused, crate::connect::CONNECTING);
+        let message = error.to_string();
+        assert!(
+            message.starts_with("connecting to PostgreSQL: error connecting to server: "),
+            "{message}"
+        );
+        assert!(message.len() > "connecting to PostgreSQL: error connecting to server: ".len());
+        let why = error.connect_failure().unwrap();
+        assert!(message.ends_with(&why) && why.starts_with("error connecting to server: "));
+        assert_eq!(PgError::Config("x".into()).connect_failure(), None);
     }
 
     #[test]

@@ -61,7 +61,7 @@ impl PgSink {
             self.shard,
             self.batch.position(rows.start).record
         );
-        let rejected = self.batch.rejected(rows.start, error.to_string());
+        let rejected = self.batch.rejected(rows.start, error.reason());
         if !self.rejects.budget.fits(bad.len() as u64 + 1) {
             return Err(self.over_budget(&rejected, Some(error)));
         }

@@ -166,20 +166,15 @@ fn hostile_rows() -> Vec<Vec<Cell>> {
 }
 
 /// `(record, reason)` of each line of a reject file, the reason without
-/// the server's `where` (which names the table and the COPY's line) and
-/// without the sink's context (which counts the COPY's rows).
+/// the column the server names last (with the value in a text COPY,
+/// without it in a binary one).
 fn rejects(path: &Path) -> BTreeMap<u64, String> {
     std::fs::read_to_string(path)
         .unwrap()
         .lines()
         .map(|line| {
             let fields: Vec<&str> = line.split('\t').collect();
-            let reason = fields[2];
-            let reason = reason.split(" (where: ").next().unwrap();
-            let reason = match reason.find(": ERROR ") {
-                Some(at) => &reason[at + 2..],
-                None => reason,
-            };
+            let reason = fields[2].split(" (column ").next().unwrap();
             (fields[0].parse().unwrap(), reason.to_owned())
         })
         .collect()
