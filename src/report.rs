@@ -33,8 +33,10 @@ pub struct ImportReport {
     pub reconnects: u64,
     /// Reads or writes that timed out (`--net-timeout`).
     pub timeouts: u64,
-    /// Batches the server rolled back as a deadlock victim or, on Galera,
-    /// for a certification conflict (MySQL error 1213), then replayed.
+    /// Batches the server rolled back for a conflict with another
+    /// transaction, then replayed: a deadlock or, on Galera, a
+    /// certification conflict (MySQL error 1213); a deadlock or a
+    /// serialization failure (PostgreSQL 40P01, 40001).
     pub conflicts: u64,
     /// Wall time.
     pub seconds: f64,
@@ -64,6 +66,13 @@ pub struct ImportReport {
 }
 
 impl ImportReport {
+    /// Takes the sinks' count of their recoveries.
+    pub fn recovered(&mut self, recoveries: ringpipe_pipeline::Recoveries) {
+        self.reconnects = recoveries.reconnects;
+        self.timeouts = recoveries.timeouts;
+        self.conflicts = recoveries.conflicts;
+    }
+
     /// The report with `columns` named as never given a value.
     pub fn unfilled(mut self, columns: Vec<String>) -> Self {
         self.unfilled_columns = columns;

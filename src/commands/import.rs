@@ -114,7 +114,9 @@ fn load<S: Source>(
         let path = target
             .binary()
             .map_or("none", |b| if b { "copy-binary" } else { "copy-text" });
-        report(&args, region_count, path, &summary, target.rejected(), None)
+        let mut report = report(&args, region_count, path, &summary, target.rejected(), None);
+        report.recovered(target.recoveries());
+        report
     } else {
         let target = MysqlTarget::new(sink_config(&args, &columns));
         let before = ServerStats::read(&args.url).ok();
@@ -131,10 +133,7 @@ fn load<S: Source>(
         let path = prepared.map_or("none".into(), |p| format!("{:?}", p.write_path()));
         let rejected = prepared.map_or(0, |p| p.rejected());
         let mut report = report(&args, region_count, &path, &summary, rejected, server);
-        let recoveries = prepared.map(|p| p.recoveries()).unwrap_or_default();
-        report.reconnects = recoveries.reconnects;
-        report.timeouts = recoveries.timeouts;
-        report.conflicts = recoveries.conflicts;
+        report.recovered(prepared.map(|p| p.recoveries()).unwrap_or_default());
         report
     };
     let report = report.unfilled(usage.map_or_else(Vec::new, |u| u.unfilled()));

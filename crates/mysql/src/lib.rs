@@ -123,10 +123,11 @@ pub use error::{codes, MysqlError};
 pub use ident::Ident;
 pub use prepare::{prepare, PreparedTarget};
 pub use redact::redact_url;
+pub use ringpipe_pipeline::Recoveries;
 pub use ringpipe_pipeline::{DoctorReport, Finding, Severity};
 pub use schema::{execute, key_columns, table_columns};
 pub use sink::MysqlSink;
-pub use stats::{Recoveries, ServerStats, SinkStats};
+pub use stats::{ServerStats, SinkStats};
 pub use target::MysqlTarget;
 /// The wire client against arbitrary server bytes, for the fuzz target.
 #[cfg(all(unix, any(test, feature = "fuzzing")))]

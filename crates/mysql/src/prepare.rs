@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use mysql::prelude::Queryable;
+use ringpipe_pipeline::Recoveries;
 
 use crate::config::{BulkClient, Mode, SinkConfig, WritePath};
 use crate::connect::{self, Session};
@@ -13,7 +14,6 @@ use crate::schema;
 use crate::shared::Shared;
 use crate::sink::MysqlSink;
 use crate::statement::{self, InsertShape};
-use crate::stats::Recoveries;
 use crate::wire::bulk;
 use crate::MysqlError;
 

@@ -1,14 +1,14 @@
 //! What the sinks of one import share, built once by [`prepare`](crate::prepare).
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+use ringpipe_pipeline::RecoveryCounters;
 
 use crate::config::{BulkClient, Mode, WritePath};
 use crate::ident::Ident;
 use crate::redact::SecretOpts;
 use crate::reject::RejectLog;
 use crate::statement::InsertShape;
-use crate::stats::Recoveries;
 use crate::wire::ParamKind;
 
 /// The state every sink of one import shares (behind
@@ -45,46 +45,4 @@ pub(crate) struct Shared {
     pub(crate) table_name: String,
     /// Recoveries of all shards, for the import's report.
     pub(crate) recoveries: RecoveryCounters,
-}
-
-/// How often the shards of one import had to recover, counted as it
-/// happens (read as a [`Recoveries`]).
-#[derive(Debug, Default)]
-pub(crate) struct RecoveryCounters {
-    /// Connections opened again after one was lost.
-    reconnects: AtomicU64,
-    /// Reads or writes that timed out (a stalled server or network).
-    timeouts: AtomicU64,
-    /// Batches rolled back by a deadlock or certification conflict.
-    conflicts: AtomicU64,
-}
-
-impl RecoveryCounters {
-    /// Counts a reconnect.
-    pub(crate) fn reconnected(&self) {
-        // Relaxed: a counter read for the report after the shards finished.
-        self.reconnects.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Counts a timeout.
-    pub(crate) fn timed_out(&self) {
-        // Relaxed: as above.
-        self.timeouts.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Counts a deadlock or certification conflict.
-    pub(crate) fn conflicted(&self) {
-        // Relaxed: as above.
-        self.conflicts.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// The counts so far.
-    pub(crate) fn read(&self) -> Recoveries {
-        // Relaxed: a reading for reports, taken after the shards finished.
-        Recoveries {
-            reconnects: self.reconnects.load(Ordering::Relaxed),
-            timeouts: self.timeouts.load(Ordering::Relaxed),
-            conflicts: self.conflicts.load(Ordering::Relaxed),
-        }
-    }
 }

@@ -33,19 +33,6 @@ pub struct SinkStats {
     pub rejected: u64,
 }
 
-/// How often the shards of one import had to recover, over all shards
-/// ([`PreparedTarget::recoveries`](crate::PreparedTarget::recoveries)).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Recoveries {
-    /// Connections opened again after one was lost.
-    pub reconnects: u64,
-    /// Reads or writes that timed out (a stalled server or network).
-    pub timeouts: u64,
-    /// Batches rolled back by a deadlock or a Galera certification
-    /// conflict (error 1213).
-    pub conflicts: u64,
-}
-
 /// The status counters that matter for bulk loads.
 const COUNTERS: &[&str] = &[
     "Com_commit",

@@ -111,6 +111,12 @@ impl PgError {
         }
     }
 
+    /// Whether the server rolled the transaction back for a conflict with
+    /// another: a deadlock (40P01) or a serialization failure (40001).
+    pub fn is_conflict(&self) -> bool {
+        matches!(self.sqlstate(), Some("40001" | "40P01"))
+    }
+
     /// The SQLSTATE of a server error, if it is one.
     pub fn sqlstate(&self) -> Option<&str> {
         match self {

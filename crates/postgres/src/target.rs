@@ -3,7 +3,7 @@
 use std::sync::{Arc, OnceLock};
 
 use postgres::Client;
-use ringpipe_pipeline::{ImportIdentity, StoredCheckpoint, Target};
+use ringpipe_pipeline::{ImportIdentity, Recoveries, RecoveryCounters, StoredCheckpoint, Target};
 
 use crate::config::Mode;
 use crate::ident::quote_table;
@@ -46,6 +46,7 @@ pub struct PgTarget {
 struct Prepared {
     plan: Arc<Plan>,
     rejects: Arc<RejectLog>,
+    recoveries: Arc<RecoveryCounters>,
 }
 
 impl PgTarget {
@@ -62,6 +63,14 @@ impl PgTarget {
     /// in a text-format COPY.
     pub fn binary(&self) -> Option<bool> {
         self.prepared.get().map(|p| p.plan.binary)
+    }
+
+    /// How often the shards had to recover so far (reconnects, and
+    /// batches rolled back for a deadlock or serialization failure).
+    pub fn recoveries(&self) -> Recoveries {
+        self.prepared
+            .get()
+            .map_or_else(Recoveries::default, |p| p.recoveries.read())
     }
 
     /// Bad records set aside so far, over all shards.
@@ -100,6 +109,7 @@ impl Target for PgTarget {
         let _ = self.prepared.set(Prepared {
             plan: Arc::new(plan),
             rejects: Arc::new(rejects),
+            recoveries: Arc::default(),
         });
         Ok(())
     }
@@ -113,6 +123,7 @@ impl Target for PgTarget {
             Arc::clone(&self.config),
             Arc::clone(&prepared.plan),
             Arc::clone(&prepared.rejects),
+            Arc::clone(&prepared.recoveries),
             shard,
         )
     }

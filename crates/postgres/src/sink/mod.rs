@@ -7,7 +7,7 @@ mod send;
 use std::sync::Arc;
 
 use postgres::{Client, Statement};
-use ringpipe_pipeline::{Checkpoint, Row, Sink};
+use ringpipe_pipeline::{Checkpoint, RecoveryCounters, Row, Sink};
 
 use self::batch::Batch;
 use crate::connect::connect;
@@ -30,6 +30,8 @@ pub struct PgSink {
     config: Arc<PgConfig>,
     plan: Arc<Plan>,
     rejects: Arc<RejectLog>,
+    /// The import's count of reconnects and conflicts.
+    recoveries: Arc<RecoveryCounters>,
     shard: usize,
     encoder: CopyEncoder,
     batch: Batch,
@@ -50,6 +52,7 @@ impl PgSink {
         config: Arc<PgConfig>,
         plan: Arc<Plan>,
         rejects: Arc<RejectLog>,
+        recoveries: Arc<RecoveryCounters>,
         shard: usize,
     ) -> Result<Self, PgError> {
         let (client, statements) = session(&config, &plan)?;
@@ -61,6 +64,7 @@ impl PgSink {
             config,
             plan,
             rejects,
+            recoveries,
             shard,
             encoder,
             batch,
@@ -83,6 +87,8 @@ impl PgSink {
         if self.stale || self.client.is_closed() {
             (self.client, self.statements) = session(&self.config, &self.plan)?;
             self.stale = false;
+            self.recoveries.reconnected();
+            log::info!("shard {}: reconnected", self.shard);
         }
         if self.uncertain {
             // Settled only once the checkpoint could be read: an error
@@ -229,6 +235,12 @@ impl Sink for PgSink {
     fn commit(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), PgError> {
         self.last_diverted = 0;
         let result = self.commit_batch(checkpoint);
+        if let Err(e) = &result {
+            if e.is_conflict() {
+                log::info!("shard {}: transaction rolled back: {e}", self.shard);
+                self.recoveries.conflicted();
+            }
+        }
         if result.is_err() && !self.client.is_closed() {
             // A connection whose ROLLBACK failed is not used again; the
             // batch's own error is the one to report.

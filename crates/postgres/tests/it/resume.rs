@@ -166,6 +166,9 @@ fn pg_resume_a_killed_connection_is_replayed_exactly() {
     }));
     let summary = import(faulty).run(vec![Rows::numbered(ROWS)]).unwrap();
     assert!(summary.rewinds >= 1, "{summary:?}");
+    // The report counts the new connection the replay opened.
+    assert!(faulty.inner.recoveries().reconnects >= 1);
+    assert_eq!(faulty.inner.recoveries().conflicts, 0);
     assert_eq!(table.hash(), reference("pg_resume_killed_ref"));
 }
 
