@@ -2,6 +2,8 @@
 //! `--format` or the file's extension) and the server (by the URL's
 //! scheme), with the flags that belong to only one of them.
 
+use std::time::Duration;
+
 use ringpipe_mysql::WritePath;
 use ringpipe_postgres::{is_postgres_url, CopyFormat, PgConfig};
 use ringpipe_text::{CsvSource, Format, JsonlSource, TextConfig, TextError};
@@ -156,6 +158,12 @@ pub fn pg_config(args: &ImportArgs, columns: &[String]) -> PgConfig {
     }
     for sql in &args.init_commands {
         config = config.init_command(sql.clone());
+    }
+    if let Some(secs) = args.connect_timeout {
+        config = config.connect_timeout(Duration::from_secs(secs));
+    }
+    if let Some(secs) = args.net_timeout {
+        config = config.net_timeout(Duration::from_secs(secs));
     }
     config
 }

@@ -14,9 +14,9 @@ use postgres::Client;
 use ringpipe_pipeline::{ImportIdentity, Part, StoredCheckpoint};
 
 use crate::checkpoint_table::ensure_table;
-use crate::connect::connect;
+use crate::connect::connect_config;
 use crate::ident::{quote, split_table};
-use crate::PgError;
+use crate::{PgConfig, PgError};
 
 /// The table holding every import's progress, created on demand.
 pub const CHECKPOINT_TABLE: &str = "ringpipe_checkpoint";
@@ -29,15 +29,11 @@ pub fn table_name(table: &str) -> Result<String, PgError> {
     })
 }
 
-/// A connection to `url` on which the checkpoint table of `table` exists
-/// in its current shape, and that table's quoted name.
-pub(crate) fn session(
-    url: &str,
-    init_commands: &[String],
-    table: &str,
-) -> Result<(Client, String), PgError> {
-    let mut client = connect(url, init_commands)?;
-    let checkpoints = table_name(table)?;
+/// A connection as `config` describes it on which the checkpoint table of
+/// its table exists in its current shape, and that table's quoted name.
+pub(crate) fn session(config: &PgConfig) -> Result<(Client, String), PgError> {
+    let mut client = connect_config(config)?;
+    let checkpoints = table_name(&config.table)?;
     ensure_table(&mut client, &checkpoints)?;
     Ok((client, checkpoints))
 }
@@ -98,7 +94,7 @@ pub struct ShardCheckpoint {
 ///
 /// When the server cannot be reached or the table read.
 pub fn checkpoint_rows(url: &str, table: &str) -> Result<Vec<ShardCheckpoint>, PgError> {
-    let (mut client, checkpoints) = session(url, &[], table)?;
+    let (mut client, checkpoints) = session(&PgConfig::new(url, table, &[]))?;
     rows(&mut client, &checkpoints, table)
 }
 

@@ -1,6 +1,7 @@
 //! What a PostgreSQL import writes where, and how.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use postgres::Config;
 pub use ringpipe_pipeline::Mode;
@@ -44,7 +45,23 @@ pub struct PgConfig {
     pub max_bad: u64,
     /// Where bad records go, one line each with the reason.
     pub reject_file: Option<PathBuf>,
+    /// How long opening a TCP connection may take; `None`: the URL's
+    /// `connect_timeout`, else [`DEFAULT_CONNECT_TIMEOUT`].
+    pub connect_timeout: Option<Duration>,
+    /// How long sent data may stay unacknowledged, and a silent peer
+    /// unanswered to keepalive probes; `None`: the URL's
+    /// `tcp_user_timeout`, else [`DEFAULT_NET_TIMEOUT`].
+    pub net_timeout: Option<Duration>,
 }
+
+/// How long opening a TCP connection may take unless the URL or
+/// [`PgConfig::connect_timeout`] says otherwise.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long the network may lose what the sink sent, or a peer stay
+/// silent to keepalive probes, unless the URL or [`PgConfig::net_timeout`]
+/// says otherwise (a long `COMMIT` fits: the server acknowledges it).
+pub const DEFAULT_NET_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl std::fmt::Debug for PgConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -57,6 +74,8 @@ impl std::fmt::Debug for PgConfig {
             .field("init_commands", &self.init_commands)
             .field("max_bad", &self.max_bad)
             .field("reject_file", &self.reject_file)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("net_timeout", &self.net_timeout)
             .finish()
     }
 }
@@ -73,7 +92,33 @@ impl PgConfig {
             init_commands: Vec::new(),
             max_bad: 0,
             reject_file: None,
+            connect_timeout: None,
+            net_timeout: None,
         }
+    }
+
+    /// Bounds how long opening a TCP connection may take (overrides the
+    /// URL's `connect_timeout`; at least 1 ms). A timeout is a retryable
+    /// lost connection. It bounds the TCP handshake, not the server's
+    /// answer to the login that follows.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = Some(timeout.max(Duration::from_millis(1)));
+        self
+    }
+
+    /// Bounds how long the network may hold what the sink sent
+    /// unacknowledged (`TCP_USER_TIMEOUT`, overriding the URL's
+    /// `tcp_user_timeout`), and, with keepalive probes every quarter of
+    /// it, how long a peer may stay silent while the sink waits for an
+    /// answer; at least 1 ms. A dead server host or a cut network then
+    /// becomes a retryable lost connection: the batch is rolled back and
+    /// replayed on a new one. A server process that stops answering while
+    /// its host stays up is not detected this way (the host's kernel
+    /// answers for it); PostgreSQL's own `statement_timeout`, set with
+    /// [`init_command`](Self::init_command), bounds a statement there.
+    pub fn net_timeout(mut self, timeout: Duration) -> Self {
+        self.net_timeout = Some(timeout.max(Duration::from_millis(1)));
+        self
     }
 
     /// Allows `max_bad` bad records: each batch that holds some is searched
@@ -122,8 +167,27 @@ impl PgConfig {
     /// [`PgError::Config`] for a URL the driver cannot read (the message
     /// does not repeat the URL, which may hold a password).
     pub fn driver_config(&self) -> Result<Config, PgError> {
-        driver_config(&self.url)
+        let mut config = driver_config(&self.url)?;
+        if let Some(timeout) = self.connect_timeout {
+            config.connect_timeout(timeout);
+        }
+        if let Some(timeout) = self.net_timeout {
+            net_timeout(&mut config, timeout);
+        }
+        Ok(config)
     }
+}
+
+/// Sets `TCP_USER_TIMEOUT` to `timeout`, with keepalive probes every
+/// quarter of it (1 s to 2 min apart), so that a silent peer is noticed
+/// within about `timeout` even while nothing is sent.
+fn net_timeout(config: &mut Config, timeout: Duration) {
+    let probe = (timeout / 4).clamp(Duration::from_secs(1), Duration::from_secs(120));
+    config
+        .tcp_user_timeout(timeout)
+        .keepalives(true)
+        .keepalives_idle(probe)
+        .keepalives_interval(probe);
 }
 
 /// The driver's configuration of `url` (see [`PgConfig::driver_config`]).
@@ -142,6 +206,12 @@ pub fn driver_config(url: &str) -> Result<Config, PgError> {
     }
     if config.get_application_name().is_none() {
         config.application_name("ringpipe");
+    }
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
+    }
+    if config.get_tcp_user_timeout().is_none() {
+        net_timeout(&mut config, DEFAULT_NET_TIMEOUT);
     }
     Ok(config)
 }
@@ -169,5 +239,33 @@ mod tests {
             !debug.contains("secret") && debug.contains("\"t\""),
             "{debug}"
         );
+    }
+
+    #[test]
+    fn timeouts_come_from_the_config_then_the_url_then_the_defaults() {
+        let plain = driver_config("postgres://u@h/db").unwrap();
+        assert_eq!(plain.get_connect_timeout(), Some(&DEFAULT_CONNECT_TIMEOUT));
+        assert_eq!(plain.get_tcp_user_timeout(), Some(&DEFAULT_NET_TIMEOUT));
+        assert!(plain.get_keepalives());
+        assert_eq!(plain.get_keepalives_idle(), Duration::from_secs(75));
+        let url = "postgres://u@h/db?connect_timeout=7&tcp_user_timeout=9";
+        let from_url = driver_config(url).unwrap();
+        assert_eq!(
+            from_url.get_connect_timeout(),
+            Some(&Duration::from_secs(7))
+        );
+        assert_eq!(
+            from_url.get_tcp_user_timeout(),
+            Some(&Duration::from_secs(9))
+        );
+        let set = PgConfig::new(url, "t", &["a"])
+            .connect_timeout(Duration::from_secs(2))
+            .net_timeout(Duration::from_secs(20))
+            .driver_config()
+            .unwrap();
+        assert_eq!(set.get_connect_timeout(), Some(&Duration::from_secs(2)));
+        assert_eq!(set.get_tcp_user_timeout(), Some(&Duration::from_secs(20)));
+        assert_eq!(set.get_keepalives_idle(), Duration::from_secs(5));
+        assert_eq!(set.get_keepalives_interval(), Some(Duration::from_secs(5)));
     }
 }

@@ -1,9 +1,9 @@
 //! Opening a connection: the URL's settings, then the init commands.
 
-use postgres::{Client, NoTls};
+use postgres::{Client, Config, NoTls};
 
 use crate::config::driver_config;
-use crate::PgError;
+use crate::{PgConfig, PgError};
 
 /// What the sink was doing when opening a connection failed.
 pub(crate) const CONNECTING: &str = "connecting to PostgreSQL";
@@ -14,7 +14,21 @@ pub(crate) const CONNECTING: &str = "connecting to PostgreSQL";
 ///
 /// When the server cannot be reached or an init command fails.
 pub fn connect(url: &str, init_commands: &[String]) -> Result<Client, PgError> {
-    let mut client = driver_config(url)?
+    connect_with(&driver_config(url)?, init_commands)
+}
+
+/// A connection as `config` describes it (its timeouts included) that has
+/// run its init commands.
+///
+/// # Errors
+///
+/// When the server cannot be reached or an init command fails.
+pub(crate) fn connect_config(config: &PgConfig) -> Result<Client, PgError> {
+    connect_with(&config.driver_config()?, &config.init_commands)
+}
+
+fn connect_with(config: &Config, init_commands: &[String]) -> Result<Client, PgError> {
+    let mut client = config
         .connect(NoTls)
         .map_err(|e| PgError::server(e, CONNECTING))?;
     for sql in init_commands {

@@ -87,7 +87,10 @@ mod target;
 
 pub use check::Check;
 pub use checkpoint::{checkpoint_rows, ShardCheckpoint, CHECKPOINT_TABLE};
-pub use config::{driver_config, is_postgres_url, CopyFormat, Mode, PgConfig};
+pub use config::{
+    driver_config, is_postgres_url, CopyFormat, Mode, PgConfig, DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_NET_TIMEOUT,
+};
 pub use connect::connect;
 pub use doctor::doctor;
 pub use encode::{CopyEncoder, Encoder, RowFormat};

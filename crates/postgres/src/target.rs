@@ -80,8 +80,7 @@ impl PgTarget {
 
     /// A connection on which the checkpoint table is ready, and its name.
     fn client(&self) -> Result<(Client, String), PgError> {
-        let config = &self.config;
-        checkpoint::session(&config.url, &config.init_commands, &config.table)
+        checkpoint::session(&self.config)
     }
 }
 

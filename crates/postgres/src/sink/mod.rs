@@ -10,7 +10,7 @@ use postgres::{Client, Statement};
 use ringpipe_pipeline::{Checkpoint, RecoveryCounters, Row, Sink};
 
 use self::batch::Batch;
-use crate::connect::connect;
+use crate::connect::connect_config;
 use crate::plan::Plan;
 use crate::reject::{values_line, RejectLog, Rejected};
 use crate::{checkpoint, CopyEncoder, PgConfig, PgError, RowFormat};
@@ -192,7 +192,7 @@ impl Statements {
 /// A connection with the init commands run, the staging table made and
 /// the batch's statements prepared.
 fn session(config: &PgConfig, plan: &Plan) -> Result<(Client, Statements), PgError> {
-    let mut client = connect(&config.url, &config.init_commands)?;
+    let mut client = connect_config(config)?;
     if let Some(sql) = &plan.create_stage {
         client
             .batch_execute(sql)
