@@ -42,7 +42,8 @@ pub struct PgSink {
     unsettled: Vec<Rejected>,
     /// Bad records the last successful commit set aside.
     last_diverted: u64,
-    /// The connection failed a `ROLLBACK`: the next batch opens a new one.
+    /// The connection is gone (closed, or it failed a `ROLLBACK`), and
+    /// that was told: the next batch opens a new one.
     stale: bool,
 }
 
@@ -75,6 +76,13 @@ impl PgSink {
         })
     }
 
+    /// Tells that the connection is gone, once, and has the next batch
+    /// open a new one.
+    fn lost(&mut self, why: &str) {
+        log::warn!("shard {}: connection lost: {why}", self.shard);
+        self.stale = true;
+    }
+
     /// Whether binary COPY is in use (a row holding a value not canonical
     /// for its binary encoder still goes in a text-format COPY).
     pub fn is_binary(&self) -> bool {
@@ -84,7 +92,10 @@ impl PgSink {
     /// Commits the batch unless the checkpoint shows that its lost
     /// `COMMIT` had landed.
     fn commit_batch(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), PgError> {
-        if self.stale || self.client.is_closed() {
+        if !self.stale && self.client.is_closed() {
+            self.lost("the server closed it");
+        }
+        if self.stale {
             (self.client, self.statements) = session(&self.config, &self.plan)?;
             self.stale = false;
             self.recoveries.reconnected();
@@ -240,13 +251,20 @@ impl Sink for PgSink {
                 log::info!("shard {}: transaction rolled back: {e}", self.shard);
                 self.recoveries.conflicted();
             }
+            if let Some(why) = e.connect_failure() {
+                // A replay's attempt to connect again: the loss was told.
+                log::debug!("shard {}: cannot reconnect yet: {why}", self.shard);
+            } else if e.lost_connection() && !self.stale {
+                self.lost(&e.to_string());
+            }
         }
         if result.is_err() && !self.client.is_closed() {
             // A connection whose ROLLBACK failed is not used again; the
             // batch's own error is the one to report.
-            if let Err(e) = self.client.batch_execute("ROLLBACK") {
-                log::warn!("shard {}: rollback failed: {e}", self.shard);
-                self.stale = true;
+            match self.client.batch_execute("ROLLBACK") {
+                Err(e) if !self.stale => self.lost(&e.to_string()),
+                Err(e) => log::debug!("shard {}: rollback failed: {e}", self.shard),
+                Ok(()) => {}
             }
         }
         result
