@@ -7,7 +7,7 @@ use crate::PgError;
 
 const SETTINGS: &str = "SELECT name, setting, coalesce(unit, '') FROM pg_settings \
      WHERE name IN ('synchronous_commit', 'wal_level', 'max_wal_size', \
-     'maintenance_work_mem', 'fsync', 'full_page_writes', 'statement_timeout')";
+     'maintenance_work_mem', 'fsync', 'full_page_writes')";
 
 /// Reads the server's settings and judges them for bulk loads.
 ///
@@ -96,18 +96,6 @@ fn judge(name: &str, setting: &str, unit: &str) -> Finding {
             "SET maintenance_work_mem = '1GB' in the session that builds the indexes",
         ),
         ("maintenance_work_mem", _) => (Severity::Ok, "enough for index builds", ""),
-        ("statement_timeout", "0") => (
-            Severity::Info,
-            "a statement may wait without limit: --net-timeout notices a dead host or network, \
-             not a server process that stops answering",
-            "--init-command \"SET statement_timeout = '10min'\" (a statement over it stops the \
-             import with the server's error; --resume continues it)",
-        ),
-        ("statement_timeout", _) => (
-            Severity::Ok,
-            "statements are bounded: one over it stops the import with the server's error",
-            "",
-        ),
         ("fsync", "off") | ("full_page_writes", "off") => (
             Severity::Warn,
             "a crash can corrupt the whole cluster, not just lose the last commits",
@@ -137,13 +125,6 @@ mod tests {
         assert_eq!(megabytes("65536", "kB"), Some(64));
         assert_eq!(megabytes("131072", "8kB"), Some(1024));
         assert_eq!(judge("max_wal_size", "1024", "MB").severity, Severity::Warn);
-        let unbounded = judge("statement_timeout", "0", "ms");
-        assert_eq!(unbounded.severity, Severity::Info);
-        assert_eq!(unbounded.value, "0ms");
-        assert_eq!(
-            judge("statement_timeout", "600000", "ms").severity,
-            Severity::Ok
-        );
         assert_eq!(
             judge("synchronous_commit", "off", "").severity,
             Severity::Ok

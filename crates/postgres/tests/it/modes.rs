@@ -110,7 +110,6 @@ fn pg_doctor_names_the_bulk_load_settings() {
         "wal_level",
         "max_wal_size",
         "maintenance_work_mem",
-        "statement_timeout",
         "unlogged",
     ] {
         assert!(report.contains(setting), "{report}");
