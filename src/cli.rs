@@ -210,17 +210,15 @@ pub struct ImportArgs {
     #[arg(help_heading = "Reliability", long, default_value_t = 60)]
     pub retry_for: u64,
     /// How long opening a connection may take (seconds); overrides the
-    /// URL's tcp_connect_timeout_ms (PostgreSQL: connect_timeout, the TCP
-    /// handshake only). Default 30.
+    /// URL's tcp_connect_timeout_ms (PostgreSQL: connect_timeout).
+    /// Default 30.
     #[arg(help_heading = "Reliability", long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub connect_timeout: Option<u64>,
     /// How long one read or write may wait for the server (seconds), also
     /// TCP_USER_TIMEOUT; overrides the URL's tcp_user_timeout_ms. A server
     /// that stays silent longer is a lost connection: the batch is rolled
     /// back and replayed on a new one. Default 300 (a long COMMIT fits).
-    /// PostgreSQL: TCP_USER_TIMEOUT with keepalive probes (the URL's
-    /// tcp_user_timeout), which notice a dead host or network, not a
-    /// server process that stops answering while its host stays up.
+    /// PostgreSQL: overrides the URL's tcp_user_timeout.
     #[arg(help_heading = "Reliability", long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub net_timeout: Option<u64>,
 }

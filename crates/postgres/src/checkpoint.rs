@@ -54,28 +54,40 @@ pub fn record_sql(checkpoints: &str) -> String {
     )
 }
 
-/// The last record `shard` of `identity`'s part committed for `table`, if
-/// it has a checkpoint.
-pub fn committed_through(
-    client: &mut Client,
+/// The query for the last record `shard` of `identity`'s part committed
+/// into `table` (one row, `last_record`, if it has a checkpoint), and its
+/// parameters.
+pub(crate) fn committed_through(
     checkpoints: &str,
     table: &str,
     (identity, shard): (&ImportIdentity, usize),
-) -> Result<Option<u64>, PgError> {
+) -> (String, ShardKey) {
     let sql = format!(
         "SELECT last_record FROM {checkpoints} WHERE target_table = $1 AND input = $2 \
          AND part = $3 AND shard = $4"
     );
-    let params: [&(dyn ToSql + Sync); 4] = [
-        &table,
-        &identity.input,
-        &(identity.part.index as i32),
-        &(shard as i32),
-    ];
-    let row = client
-        .query_opt(&sql, &params)
-        .map_err(|e| PgError::server(e, "reading the checkpoint"))?;
-    Ok(row.map(|row| row.get::<_, i64>(0) as u64))
+    let key = ShardKey {
+        table: table.to_owned(),
+        input: identity.input.clone(),
+        part: identity.part.index as i32,
+        shard: shard as i32,
+    };
+    (sql, key)
+}
+
+/// Which checkpoint row: a shard of a part of an import into a table.
+pub(crate) struct ShardKey {
+    table: String,
+    input: String,
+    part: i32,
+    shard: i32,
+}
+
+impl ShardKey {
+    /// The query's parameters, `$1` to `$4`.
+    pub(crate) fn refs(&self) -> [&(dyn ToSql + Sync); 4] {
+        [&self.table, &self.input, &self.part, &self.shard]
+    }
 }
 
 /// One row of the checkpoint table: a shard of a part of an import.

@@ -48,9 +48,9 @@ pub struct PgConfig {
     /// How long opening a TCP connection may take; `None`: the URL's
     /// `connect_timeout`, else [`DEFAULT_CONNECT_TIMEOUT`].
     pub connect_timeout: Option<Duration>,
-    /// How long sent data may stay unacknowledged, and a silent peer
-    /// unanswered to keepalive probes; `None`: the URL's
-    /// `tcp_user_timeout`, else [`DEFAULT_NET_TIMEOUT`].
+    /// How long a sink's call may wait for the server (and sent data stay
+    /// unacknowledged); `None`: the URL's `tcp_user_timeout`, else
+    /// [`DEFAULT_NET_TIMEOUT`].
     pub net_timeout: Option<Duration>,
 }
 
@@ -58,9 +58,8 @@ pub struct PgConfig {
 /// [`PgConfig::connect_timeout`] says otherwise.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How long the network may lose what the sink sent, or a peer stay
-/// silent to keepalive probes, unless the URL or [`PgConfig::net_timeout`]
-/// says otherwise (a long `COMMIT` fits: the server acknowledges it).
+/// How long a sink's call may wait for the server unless the URL or
+/// [`PgConfig::net_timeout`] says otherwise (a long `COMMIT` fits).
 pub const DEFAULT_NET_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl std::fmt::Debug for PgConfig {
@@ -99,23 +98,22 @@ impl PgConfig {
 
     /// Bounds how long opening a TCP connection may take (overrides the
     /// URL's `connect_timeout`; at least 1 ms). A timeout is a retryable
-    /// lost connection. It bounds the TCP handshake, not the server's
-    /// answer to the login that follows.
+    /// lost connection. The login that follows is bounded by
+    /// [`net_timeout`](Self::net_timeout) on the sinks' connections.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = Some(timeout.max(Duration::from_millis(1)));
         self
     }
 
-    /// Bounds how long the network may hold what the sink sent
-    /// unacknowledged (`TCP_USER_TIMEOUT`, overriding the URL's
-    /// `tcp_user_timeout`), and, with keepalive probes every quarter of
-    /// it, how long a peer may stay silent while the sink waits for an
-    /// answer; at least 1 ms. A dead server host or a cut network then
-    /// becomes a retryable lost connection: the batch is rolled back and
-    /// replayed on a new one. A server process that stops answering while
-    /// its host stays up is not detected this way (the host's kernel
-    /// answers for it); PostgreSQL's own `statement_timeout`, set with
-    /// [`init_command`](Self::init_command), bounds a statement there.
+    /// Bounds how long one call of a sink (its login, a statement, a
+    /// COPY, the `COMMIT`) may wait for the server, and how long the
+    /// network may hold what was sent unacknowledged (`TCP_USER_TIMEOUT`,
+    /// with keepalive probes every quarter of it); overrides the URL's
+    /// `tcp_user_timeout`; at least 1 ms. A server that stays silent
+    /// longer, a dead host or a cut network becomes a retryable lost
+    /// connection: the connection is dropped, and the batch rolled back
+    /// and replayed on a new one (a `COMMIT` left without an answer is
+    /// settled by the checkpoint first).
     pub fn net_timeout(mut self, timeout: Duration) -> Self {
         self.net_timeout = Some(timeout.max(Duration::from_millis(1)));
         self
@@ -167,7 +165,13 @@ impl PgConfig {
     /// [`PgError::Config`] for a URL the driver cannot read (the message
     /// does not repeat the URL, which may hold a password).
     pub fn driver_config(&self) -> Result<Config, PgError> {
-        let mut config = driver_config(&self.url)?;
+        self.session_config().map(Config::from)
+    }
+
+    /// [`driver_config`](Self::driver_config) for the asynchronous driver
+    /// the sinks run with a timeout around every call.
+    pub(crate) fn session_config(&self) -> Result<tokio_postgres::Config, PgError> {
+        let mut config = session_config(&self.url)?;
         if let Some(timeout) = self.connect_timeout {
             config.connect_timeout(timeout);
         }
@@ -181,7 +185,7 @@ impl PgConfig {
 /// Sets `TCP_USER_TIMEOUT` to `timeout`, with keepalive probes every
 /// quarter of it (1 s to 2 min apart), so that a silent peer is noticed
 /// within about `timeout` even while nothing is sent.
-fn net_timeout(config: &mut Config, timeout: Duration) {
+fn net_timeout(config: &mut tokio_postgres::Config, timeout: Duration) {
     let probe = (timeout / 4).clamp(Duration::from_secs(1), Duration::from_secs(120));
     config
         .tcp_user_timeout(timeout)
@@ -196,7 +200,12 @@ fn net_timeout(config: &mut Config, timeout: Duration) {
 ///
 /// [`PgError::Config`] for a URL the driver cannot read.
 pub fn driver_config(url: &str) -> Result<Config, PgError> {
-    let mut config: Config = url
+    session_config(url).map(Config::from)
+}
+
+/// [`driver_config`] for the asynchronous driver.
+fn session_config(url: &str) -> Result<tokio_postgres::Config, PgError> {
+    let mut config: tokio_postgres::Config = url
         .parse()
         .map_err(|e| PgError::Config(format!("cannot read the PostgreSQL URL: {e}")))?;
     if config.get_password().is_none() {

@@ -34,6 +34,15 @@ pub enum PgError {
         /// Whether the connection is closed since.
         lost: bool,
     },
+    /// The server did not answer within the net timeout; the connection
+    /// was dropped (retryable, as a lost connection).
+    #[error("{context}: no answer from the server within {} s; the connection was dropped", .after.as_secs_f64())]
+    TimedOut {
+        /// What the sink was doing.
+        context: String,
+        /// The limit that passed.
+        after: std::time::Duration,
+    },
     /// A value cannot be sent as its column's type (record `record`).
     #[error("record {record}, column {column:?}: {why}")]
     BadValue {
@@ -98,6 +107,9 @@ impl PgError {
             {
                 Some(describe(source))
             }
+            PgError::TimedOut { context, after } if context == crate::connect::CONNECTING => {
+                Some(format!("no answer within {} s", after.as_secs_f64()))
+            }
             _ => None,
         }
     }
@@ -109,6 +121,11 @@ impl PgError {
             PgError::Server { source, .. } => describe(source),
             other => other.to_string(),
         }
+    }
+
+    /// Whether a call ran out of time (the connection was dropped).
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, PgError::TimedOut { .. })
     }
 
     /// Whether the server rolled the transaction back for a conflict with
@@ -148,6 +165,7 @@ impl PgError {
         match self {
             PgError::Server { source, .. } => source.is_closed() || source.as_db_error().is_none(),
             PgError::Io { source, lost, .. } => *lost || source.is_retryable(),
+            PgError::TimedOut { .. } => true,
             _ => false,
         }
     }

@@ -7,13 +7,17 @@
 //! [`resume`](ringpipe_pipeline::Import::resume) continues exactly after
 //! the records that committed.
 //!
-//! # Why the synchronous `postgres` crate
+//! # Why `tokio-postgres`, called blocking
 //!
 //! Each shard owns one thread and one connection for the whole import, and
-//! a batch is one round of statements in order; an async client would add
-//! a runtime and buy no concurrency a shard can use. The `postgres` crate
-//! is the blocking face of `tokio-postgres` (it runs a small runtime of its
-//! own per connection), so the wire protocol is the well-kept one.
+//! a batch is one round of statements in order, so a sink gains no
+//! concurrency from an async client. It runs `tokio-postgres` (the
+//! well-kept wire client) blocking on a small runtime of its own per
+//! connection, as the synchronous `postgres` crate does, but with a time
+//! limit around every call, which that crate cannot put: a server that
+//! stops answering becomes a lost connection and a replay
+//! ([`PgConfig::net_timeout`]). The import's other connections (reading the
+//! table and the checkpoints, `ringpipe doctor`) use the `postgres` crate.
 //!
 //! # How a batch is written
 //!
@@ -73,6 +77,7 @@ mod check;
 mod checkpoint;
 mod checkpoint_table;
 mod config;
+mod conn;
 mod connect;
 mod doctor;
 mod encode;

@@ -6,11 +6,11 @@ mod send;
 
 use std::sync::Arc;
 
-use postgres::{Client, Statement};
+use postgres::Statement;
 use ringpipe_pipeline::{Checkpoint, RecoveryCounters, Row, Sink};
 
 use self::batch::Batch;
-use crate::connect::connect_config;
+use crate::conn::Conn;
 use crate::plan::Plan;
 use crate::reject::{values_line, RejectLog, Rejected};
 use crate::{checkpoint, CopyEncoder, PgConfig, PgError, RowFormat};
@@ -24,7 +24,7 @@ use crate::{checkpoint, CopyEncoder, PgConfig, PgError, RowFormat};
 /// checkpoint whether the lost `COMMIT` had landed, and lets a batch with
 /// bad records be searched for them (bisection under savepoints).
 pub struct PgSink {
-    client: Client,
+    conn: Conn,
     /// The batch's statements, prepared once per connection.
     statements: Statements,
     config: Arc<PgConfig>,
@@ -56,11 +56,11 @@ impl PgSink {
         recoveries: Arc<RecoveryCounters>,
         shard: usize,
     ) -> Result<Self, PgError> {
-        let (client, statements) = session(&config, &plan)?;
+        let (conn, statements) = session(&config, &plan)?;
         let encoder = plan.encoder();
         let batch = Batch::new(rejects.budget.max_bad() > 0);
         Ok(PgSink {
-            client,
+            conn,
             statements,
             config,
             plan,
@@ -92,11 +92,11 @@ impl PgSink {
     /// Commits the batch unless the checkpoint shows that its lost
     /// `COMMIT` had landed.
     fn commit_batch(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), PgError> {
-        if !self.stale && self.client.is_closed() {
+        if !self.stale && self.conn.is_closed() {
             self.lost("the server closed it");
         }
         if self.stale {
-            (self.client, self.statements) = session(&self.config, &self.plan)?;
+            (self.conn, self.statements) = session(&self.config, &self.plan)?;
             self.stale = false;
             self.recoveries.reconnected();
             log::info!("shard {}: reconnected", self.shard);
@@ -130,12 +130,15 @@ impl PgSink {
                 last: checkpoint.last_record,
             });
         };
-        let through = checkpoint::committed_through(
-            &mut self.client,
+        let (sql, params) = checkpoint::committed_through(
             &self.plan.checkpoints,
             &self.plan.table,
             (import, self.shard),
-        )?;
+        );
+        let row = self
+            .conn
+            .query_opt(&sql, &params.refs(), "reading the checkpoint")?;
+        let through = row.map(|row| row.get::<_, i64>(0) as u64);
         Ok(through.is_some_and(|last| last >= checkpoint.last_record))
     }
 
@@ -177,12 +180,8 @@ struct Statements {
 }
 
 impl Statements {
-    fn new(client: &mut Client, plan: &Plan) -> Result<Statements, PgError> {
-        let mut prepare = |sql: &str| {
-            client
-                .prepare(sql)
-                .map_err(|e| PgError::server(e, "preparing the batch's statements"))
-        };
+    fn new(conn: &mut Conn, plan: &Plan) -> Result<Statements, PgError> {
+        let mut prepare = |sql: &str| conn.prepare(sql, "preparing the batch's statements");
         Ok(Statements {
             copy_binary: plan.copy_binary.as_deref().map(&mut prepare).transpose()?,
             copy_text: prepare(&plan.copy_text)?,
@@ -202,15 +201,13 @@ impl Statements {
 
 /// A connection with the init commands run, the staging table made and
 /// the batch's statements prepared.
-fn session(config: &PgConfig, plan: &Plan) -> Result<(Client, Statements), PgError> {
-    let mut client = connect_config(config)?;
+fn session(config: &PgConfig, plan: &Plan) -> Result<(Conn, Statements), PgError> {
+    let mut conn = Conn::open(config)?;
     if let Some(sql) = &plan.create_stage {
-        client
-            .batch_execute(sql)
-            .map_err(|e| PgError::server(e, "creating the staging table"))?;
+        conn.batch_execute(sql, "creating the staging table")?;
     }
-    let statements = Statements::new(&mut client, plan)?;
-    Ok((client, statements))
+    let statements = Statements::new(&mut conn, plan)?;
+    Ok((conn, statements))
 }
 
 impl Sink for PgSink {
@@ -251,6 +248,9 @@ impl Sink for PgSink {
                 log::info!("shard {}: transaction rolled back: {e}", self.shard);
                 self.recoveries.conflicted();
             }
+            if e.is_timeout() {
+                self.recoveries.timed_out();
+            }
             if let Some(why) = e.connect_failure() {
                 // A replay's attempt to connect again: the loss was told.
                 log::debug!("shard {}: cannot reconnect yet: {why}", self.shard);
@@ -258,10 +258,10 @@ impl Sink for PgSink {
                 self.lost(&e.to_string());
             }
         }
-        if result.is_err() && !self.client.is_closed() {
+        if result.is_err() && !self.conn.is_closed() {
             // A connection whose ROLLBACK failed is not used again; the
             // batch's own error is the one to report.
-            match self.client.batch_execute("ROLLBACK") {
+            match self.conn.batch_execute("ROLLBACK", "rolling back") {
                 Err(e) if !self.stale => self.lost(&e.to_string()),
                 Err(e) => log::debug!("shard {}: rollback failed: {e}", self.shard),
                 Ok(()) => {}

@@ -2,7 +2,6 @@
 //! when a record fails, the search for the bad ones), the checkpoint, the
 //! bad records to the reject file, `COMMIT`.
 
-use std::io::Write;
 use std::ops::Range;
 
 use postgres::types::ToSql;
@@ -15,9 +14,7 @@ use crate::{PgError, RowFormat};
 impl PgSink {
     /// Runs one statement (or several, `;`-separated, without parameters).
     pub(super) fn run(&mut self, sql: &str, what: &str) -> Result<(), PgError> {
-        self.client
-            .batch_execute(sql)
-            .map_err(|e| PgError::server(e, what))
+        self.conn.batch_execute(sql, what)
     }
 
     /// Sends the batch and its checkpoint in one transaction.
@@ -76,29 +73,13 @@ impl PgSink {
 
     /// One `COPY … FROM STDIN` of `rows`, all in `format`.
     fn copy_run(&mut self, format: RowFormat, rows: Range<usize>) -> Result<(), PgError> {
-        let context = || format!("COPY of {} row(s)", rows.len());
+        let context = format!("COPY of {} row(s)", rows.len());
         let statement = self
             .statements
             .copy(format)
             .ok_or_else(|| PgError::Config("a binary row without binary COPY in use".to_owned()))?;
-        let mut copy = self
-            .client
-            .copy_in(statement)
-            .map_err(|e| PgError::server(e, "starting COPY"))?;
-        let sent = copy
-            .write_all(format.header())
-            .and_then(|()| copy.write_all(self.batch.data(rows.clone())))
-            .and_then(|()| copy.write_all(format.trailer()));
-        if let Err(source) = sent {
-            drop(copy); // aborts the COPY
-            let lost = self.client.is_closed();
-            return Err(PgError::Io {
-                context: "sending COPY data",
-                source,
-                lost,
-            });
-        }
-        copy.finish().map_err(|e| PgError::server(e, context()))?;
+        let data = [format.header(), self.batch.data(rows), format.trailer()];
+        self.conn.copy_in(statement, data, &context)?;
         Ok(())
     }
 
@@ -125,9 +106,8 @@ impl PgSink {
                 &(checkpoint.region_start as i64),
                 &rows_crc,
             ];
-            self.client
-                .execute(&self.statements.record, &params)
-                .map_err(|e| PgError::server(e, "recording the checkpoint"))?;
+            self.conn
+                .execute(&self.statements.record, &params, "recording the checkpoint")?;
         }
         // Before the COMMIT: a kill after it cannot lose them (see `reject`).
         self.rejects.write(rejected)?;
@@ -136,7 +116,7 @@ impl PgSink {
         // it; an error the server answered on a live connection means it
         // did not.
         let committed = self.run("COMMIT", "committing");
-        self.uncertain = committed.is_err() && self.client.is_closed();
+        self.uncertain = committed.is_err() && self.conn.is_closed();
         committed
     }
 }

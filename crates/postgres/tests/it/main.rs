@@ -9,4 +9,5 @@ mod lost_commit;
 mod modes;
 mod rejects;
 mod resume;
+mod stall;
 mod values;

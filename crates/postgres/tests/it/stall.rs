@@ -1,0 +1,115 @@
+//! A server that stops answering: a proxy between sink and server
+//! forwards the k-th `COMMIT`, then passes nothing more either way and
+//! keeps both sockets open, as a stopped server process whose host still
+//! acknowledges the bytes would. The sink must give up on that
+//! connection after its net timeout, learn from the checkpoint on a new
+//! one that the batch committed, and finish exactly.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ringpipe_pipeline::Import;
+use ringpipe_postgres::{PgConfig, PgTarget};
+
+use crate::common::{url, Rows, Table};
+
+/// The simple-query message `COMMIT` as the driver sends it.
+const COMMIT: &[u8] = b"Q\0\0\0\x0bCOMMIT\0";
+
+const DDL: &str = "CREATE TABLE {t} (id bigint PRIMARY KEY, name text NOT NULL)";
+const ROWS: u64 = 5_000;
+
+/// A proxy to the test server whose connection that carries the
+/// `freeze`-th `COMMIT` (1-based, over all its connections) goes silent
+/// right after forwarding it. Returns the URL through it.
+fn proxy(freeze: usize) -> String {
+    let server = url();
+    let rest = server.split_once('@').map_or(server.as_str(), |(_, r)| r);
+    let (address, database) = rest.split_once('/').unwrap();
+    let (user, _) = server
+        .trim_start_matches("postgres://")
+        .split_once('@')
+        .unwrap();
+    let address = address.to_owned();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { return };
+            let Ok(server) = TcpStream::connect(&address) else {
+                return;
+            };
+            relay(client, server, freeze, Arc::clone(&seen));
+        }
+    });
+    format!("postgres://{user}@127.0.0.1:{port}/{database}")
+}
+
+/// Forwards both ways until the frozen `COMMIT` has passed; then reads
+/// and drops everything, holding both sockets open.
+fn relay(client: TcpStream, server: TcpStream, freeze: usize, seen: Arc<AtomicUsize>) {
+    let frozen = Arc::new(AtomicBool::new(false));
+    let (mut from_server, mut to_client) =
+        (server.try_clone().unwrap(), client.try_clone().unwrap());
+    let silent = Arc::clone(&frozen);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 65536];
+        while let Ok(n @ 1..) = from_server.read(&mut buf) {
+            if !silent.load(Ordering::SeqCst) && to_client.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+    });
+    let (mut from_client, mut to_server) = (client, server);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 65536];
+        while let Ok(n @ 1..) = from_client.read(&mut buf) {
+            if frozen.load(Ordering::SeqCst) {
+                continue;
+            }
+            let commit = buf[..n].windows(COMMIT.len()).any(|w| w == COMMIT);
+            if commit && seen.fetch_add(1, Ordering::SeqCst) + 1 == freeze {
+                // Set before the COMMIT is forwarded: its answer never passes.
+                frozen.store(true, Ordering::SeqCst);
+            }
+            if to_server.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+    });
+}
+
+#[test]
+fn pg_a_server_that_stops_answering_is_given_up_after_the_net_timeout() {
+    let name = "pgsink_stall";
+    let mut table = Table::new(name, DDL);
+    let config = PgConfig::new(proxy(2), name, &["id", "name"]).net_timeout(Duration::from_secs(2));
+    let target = PgTarget::new(config);
+    let started = Instant::now();
+    let summary = Import::new(target.clone())
+        .shards(2)
+        .batch_rows(1_000)
+        .checkpoints("stall 5000", "id,name")
+        .run(vec![Rows::numbered(ROWS)])
+        .unwrap();
+    let recoveries = target.recoveries();
+    assert!(
+        recoveries.timeouts >= 1,
+        "no call timed out: {recoveries:?}"
+    );
+    assert!(recoveries.reconnects >= 1, "{recoveries:?}");
+    assert!(summary.rewinds >= 1, "{summary:?}");
+    // The frozen COMMIT had landed: sent again, its rows would be
+    // duplicate keys and the import would have failed.
+    assert_eq!(summary.rows_written, ROWS, "{summary:?}");
+    assert_eq!(table.hash().0, ROWS as i64);
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+}
