@@ -1,9 +1,38 @@
-//! Shared helpers: the server, a table that drops itself, a source of rows.
+//! Shared helpers: the server, a proxy to it, a table that drops itself, a
+//! source of rows.
+
+use std::net::{TcpListener, TcpStream};
 
 use postgres::Client;
 use ringpipe_pipeline::{RecordPosition, Row, Source};
 
 pub use ringpipe_testdb::{pg_client as client, pg_url as url};
+
+/// A proxy to the test server: each connection made to it is handed to
+/// `relay` with a connection of its own to the server. Returns the URL
+/// through it.
+pub fn proxy(relay: impl Fn(TcpStream, TcpStream) + Send + 'static) -> String {
+    let server = url();
+    let rest = server.split_once('@').map_or(server.as_str(), |(_, r)| r);
+    let (address, database) = rest.split_once('/').unwrap();
+    let (user, _) = server
+        .trim_start_matches("postgres://")
+        .split_once('@')
+        .unwrap();
+    let address = address.to_owned();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { return };
+            let Ok(server) = TcpStream::connect(&address) else {
+                return;
+            };
+            relay(client, server);
+        }
+    });
+    format!("postgres://{user}@127.0.0.1:{port}/{database}")
+}
 
 /// A table created by `ddl` (with `{t}` for its name), dropped on drop
 /// with its checkpoints.

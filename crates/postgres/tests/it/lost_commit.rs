@@ -5,7 +5,7 @@
 //! again; without checkpoints it must say it cannot know.
 
 use std::io::{Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,7 +13,7 @@ use std::time::Duration;
 use ringpipe_pipeline::{Import, ImportError};
 use ringpipe_postgres::{PgConfig, PgError, PgTarget};
 
-use crate::common::{url, Rows, Table};
+use crate::common::{self, Rows, Table};
 
 /// The simple-query message `COMMIT` as the driver sends it.
 const COMMIT: &[u8] = b"Q\0\0\0\x0bCOMMIT\0";
@@ -22,27 +22,8 @@ const COMMIT: &[u8] = b"Q\0\0\0\x0bCOMMIT\0";
 /// over all its connections) after the server received it. Returns the
 /// URL through it.
 fn proxy(cut: usize) -> String {
-    let server = url();
-    let rest = server.split_once('@').map_or(server.as_str(), |(_, r)| r);
-    let (address, database) = rest.split_once('/').unwrap();
-    let (user, _) = server
-        .trim_start_matches("postgres://")
-        .split_once('@')
-        .unwrap();
-    let address = address.to_owned();
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
     let seen = Arc::new(AtomicUsize::new(0));
-    std::thread::spawn(move || {
-        for client in listener.incoming() {
-            let Ok(client) = client else { return };
-            let Ok(server) = TcpStream::connect(&address) else {
-                return;
-            };
-            relay(client, server, cut, Arc::clone(&seen));
-        }
-    });
-    format!("postgres://{user}@127.0.0.1:{port}/{database}")
+    common::proxy(move |client, server| relay(client, server, cut, Arc::clone(&seen)))
 }
 
 /// Forwards both ways; after forwarding the cut COMMIT, drops what the

@@ -6,7 +6,7 @@
 //! one that the batch committed, and finish exactly.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use ringpipe_pipeline::Import;
 use ringpipe_postgres::{PgConfig, PgTarget};
 
-use crate::common::{url, Rows, Table};
+use crate::common::{self, Rows, Table};
 
 /// The simple-query message `COMMIT` as the driver sends it.
 const COMMIT: &[u8] = b"Q\0\0\0\x0bCOMMIT\0";
@@ -26,27 +26,8 @@ const ROWS: u64 = 5_000;
 /// `freeze`-th `COMMIT` (1-based, over all its connections) goes silent
 /// right after forwarding it. Returns the URL through it.
 fn proxy(freeze: usize) -> String {
-    let server = url();
-    let rest = server.split_once('@').map_or(server.as_str(), |(_, r)| r);
-    let (address, database) = rest.split_once('/').unwrap();
-    let (user, _) = server
-        .trim_start_matches("postgres://")
-        .split_once('@')
-        .unwrap();
-    let address = address.to_owned();
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
     let seen = Arc::new(AtomicUsize::new(0));
-    std::thread::spawn(move || {
-        for client in listener.incoming() {
-            let Ok(client) = client else { return };
-            let Ok(server) = TcpStream::connect(&address) else {
-                return;
-            };
-            relay(client, server, freeze, Arc::clone(&seen));
-        }
-    });
-    format!("postgres://{user}@127.0.0.1:{port}/{database}")
+    common::proxy(move |client, server| relay(client, server, freeze, Arc::clone(&seen)))
 }
 
 /// Forwards both ways until the frozen `COMMIT` has passed; then reads
