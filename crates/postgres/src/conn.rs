@@ -19,7 +19,7 @@ use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
 use tokio_postgres::{Client, NoTls};
 
-use crate::connect::CONNECTING;
+use crate::error::CONNECTING;
 use crate::{PgConfig, PgError, DEFAULT_NET_TIMEOUT};
 
 /// One connection of a sink.

@@ -3,10 +3,8 @@
 use postgres::{Client, Config, NoTls};
 
 use crate::config::driver_config;
+use crate::error::CONNECTING;
 use crate::{PgConfig, PgError};
-
-/// What the sink was doing when opening a connection failed.
-pub(crate) const CONNECTING: &str = "connecting to PostgreSQL";
 
 /// A connection to `url` that has run `init_commands`.
 ///

@@ -6,6 +6,10 @@
 use postgres::error::SqlState;
 use ringpipe_pipeline::{RecordPosition, Retryable};
 
+/// What the sink was doing when opening a connection failed (the context
+/// [`PgError::connect_failure`] recognises).
+pub(crate) const CONNECTING: &str = "connecting to PostgreSQL";
+
 /// Everything that can go wrong between the sink and the server.
 ///
 /// `Display` never contains a password: the URL is never shown, and the
@@ -103,11 +107,11 @@ impl PgError {
     pub fn connect_failure(&self) -> Option<String> {
         match self {
             PgError::Server { context, source }
-                if context == crate::connect::CONNECTING && source.as_db_error().is_none() =>
+                if context == CONNECTING && source.as_db_error().is_none() =>
             {
                 Some(describe(source))
             }
-            PgError::TimedOut { context, after } if context == crate::connect::CONNECTING => {
+            PgError::TimedOut { context, after } if context == CONNECTING => {
                 Some(format!("no answer within {} s", after.as_secs_f64()))
             }
             _ => None,
@@ -264,7 +268,7 @@ mod tests {
             .connect(postgres::NoTls)
             .err()
             .expect("nothing listens on port 1");
-        let error = PgError::server(refused, crate::connect::CONNECTING);
+        let error = PgError::server(refused, CONNECTING);
         let message = error.to_string();
         assert!(
             message.starts_with("connecting to PostgreSQL: error connecting to server: "),
