@@ -10,11 +10,10 @@
 //! deletes every row of its table, a fresh part import only its part's.
 
 use postgres::types::ToSql;
-use postgres::Client;
 use ringpipe_pipeline::{ImportIdentity, Part, StoredCheckpoint};
 
 use crate::checkpoint_table::ensure_table;
-use crate::connect::connect_config;
+use crate::conn::Conn;
 use crate::ident::{quote, split_table};
 use crate::{PgConfig, PgError};
 
@@ -31,11 +30,11 @@ pub fn table_name(table: &str) -> Result<String, PgError> {
 
 /// A connection as `config` describes it on which the checkpoint table of
 /// its table exists in its current shape, and that table's quoted name.
-pub(crate) fn session(config: &PgConfig) -> Result<(Client, String), PgError> {
-    let mut client = connect_config(config)?;
+pub(crate) fn session(config: &PgConfig) -> Result<(Conn, String), PgError> {
+    let mut conn = Conn::open(config)?;
     let checkpoints = table_name(&config.table)?;
-    ensure_table(&mut client, &checkpoints)?;
-    Ok((client, checkpoints))
+    ensure_table(&mut conn, &checkpoints)?;
+    Ok((conn, checkpoints))
 }
 
 /// The upsert recording a shard's progress: parameters target_table,
@@ -106,13 +105,13 @@ pub struct ShardCheckpoint {
 ///
 /// When the server cannot be reached or the table read.
 pub fn checkpoint_rows(url: &str, table: &str) -> Result<Vec<ShardCheckpoint>, PgError> {
-    let (mut client, checkpoints) = session(&PgConfig::new(url, table, &[]))?;
-    rows(&mut client, &checkpoints, table)
+    let (mut conn, checkpoints) = session(&PgConfig::new(url, table, &[]))?;
+    rows(&mut conn, &checkpoints, table)
 }
 
 /// Every checkpoint stored for `table`.
 pub(crate) fn rows(
-    client: &mut Client,
+    conn: &mut Conn,
     checkpoints: &str,
     table: &str,
 ) -> Result<Vec<ShardCheckpoint>, PgError> {
@@ -121,9 +120,7 @@ pub(crate) fn rows(
          region_start, rows_crc FROM {checkpoints} WHERE target_table = $1 \
          ORDER BY input, part, shard"
     );
-    let rows = client
-        .query(&sql, &[&table])
-        .map_err(|e| PgError::server(e, "reading the checkpoints"))?;
+    let rows = conn.query(&sql, &[&table], "reading the checkpoints")?;
     // A number out of its column's range (hand-edited) is refused, as the
     // MySQL sink's unsigned reads refuse it: a negative `last_record` read
     // as 0 would mean "nothing committed", a digest read as "not known"
@@ -175,17 +172,15 @@ pub(crate) fn rows(
 }
 
 /// Forgets every checkpoint of `table`.
-pub(crate) fn clear(client: &mut Client, checkpoints: &str, table: &str) -> Result<(), PgError> {
+pub(crate) fn clear(conn: &mut Conn, checkpoints: &str, table: &str) -> Result<(), PgError> {
     let sql = format!("DELETE FROM {checkpoints} WHERE target_table = $1");
-    client
-        .execute(&sql, &[&table])
+    conn.execute(&sql, &[&table], "clearing the checkpoints")
         .map(drop)
-        .map_err(|e| PgError::server(e, "clearing the checkpoints"))
 }
 
 /// Forgets the checkpoints of `identity`'s part of its input in `table`.
 pub(crate) fn clear_part(
-    client: &mut Client,
+    conn: &mut Conn,
     checkpoints: &str,
     table: &str,
     identity: &ImportIdentity,
@@ -193,16 +188,14 @@ pub(crate) fn clear_part(
     let sql =
         format!("DELETE FROM {checkpoints} WHERE target_table = $1 AND input = $2 AND part = $3");
     let params: [&(dyn ToSql + Sync); 3] = [&table, &identity.input, &(identity.part.index as i32)];
-    client
-        .execute(&sql, &params)
+    conn.execute(&sql, &params, "clearing the part's checkpoints")
         .map(drop)
-        .map_err(|e| PgError::server(e, "clearing the part's checkpoints"))
 }
 
 /// Marks every shard of `identity`'s part complete in one statement (a
 /// shard that committed nothing gets a row at record 0).
 pub(crate) fn mark_complete(
-    client: &mut Client,
+    conn: &mut Conn,
     checkpoints: &str,
     table: &str,
     identity: &ImportIdentity,
@@ -222,10 +215,8 @@ pub(crate) fn mark_complete(
         &shards,
         &identity.mapping,
     ];
-    client
-        .execute(&sql, &params)
+    conn.execute(&sql, &params, "marking the import complete")
         .map(drop)
-        .map_err(|e| PgError::server(e, "marking the import complete"))
 }
 
 #[cfg(test)]

@@ -10,14 +10,13 @@
 //! the records the shard committed (stored or set aside), and `rows_crc`
 //! the digest of their rows (NULL: not known).
 
-use postgres::{Client, GenericClient};
-
+use crate::conn::Conn;
 use crate::ident::quote;
 use crate::PgError;
 
 /// Creates the checkpoint table `checkpoints` (quoted) if needed, or
 /// migrates one of the shape before parts.
-pub(crate) fn ensure_table(client: &mut Client, checkpoints: &str) -> Result<(), PgError> {
+pub(crate) fn ensure_table(conn: &mut Conn, checkpoints: &str) -> Result<(), PgError> {
     let sql = format!(
         "CREATE TABLE IF NOT EXISTS {checkpoints} (
            target_table text NOT NULL,
@@ -35,15 +34,15 @@ pub(crate) fn ensure_table(client: &mut Client, checkpoints: &str) -> Result<(),
            updated timestamptz NOT NULL DEFAULT now(),
            PRIMARY KEY (target_table, input, part, shard))"
     );
-    match client.batch_execute(&sql) {
+    match conn.batch_execute(&sql, "creating the checkpoint table") {
         Ok(()) => {}
         // Two imports creating it at once: one of them wins, which is all
         // `IF NOT EXISTS` wanted (unique_violation on pg_type, duplicate_table).
-        Err(e) if matches!(e.code().map(|c| c.code()), Some("23505" | "42P07")) => {}
-        Err(e) => return Err(PgError::server(e, "creating the checkpoint table")),
+        Err(e) if matches!(e.sqlstate(), Some("23505" | "42P07")) => {}
+        Err(e) => return Err(e),
     }
-    if !has_column(client, checkpoints, "part")? {
-        migrate(client, checkpoints)?;
+    if !has_column(conn, checkpoints, "part")? {
+        migrate(conn, checkpoints)?;
     }
     // The shapes without region starts (their rows get 0, not known) or
     // without row digests (NULL, not known). Each column is looked up
@@ -54,28 +53,28 @@ pub(crate) fn ensure_table(client: &mut Client, checkpoints: &str) -> Result<(),
         ("region_start", "bigint NOT NULL DEFAULT 0"),
         ("rows_crc", "bigint"),
     ] {
-        if !has_column(client, checkpoints, column)? {
-            client
-                .batch_execute(&format!(
+        if !has_column(conn, checkpoints, column)? {
+            conn.batch_execute(
+                &format!(
                     "ALTER TABLE {checkpoints} ADD COLUMN IF NOT EXISTS {column} {definition}"
-                ))
-                .map_err(|e| PgError::server(e, "migrating the checkpoint table"))?;
+                ),
+                "migrating the checkpoint table",
+            )?;
         }
     }
     Ok(())
 }
 
 /// Whether the table has `column`.
-fn has_column(
-    client: &mut impl GenericClient,
-    checkpoints: &str,
-    column: &str,
-) -> Result<bool, PgError> {
+fn has_column(conn: &mut Conn, checkpoints: &str, column: &str) -> Result<bool, PgError> {
     let sql = "SELECT count(*) FROM pg_attribute WHERE attrelid = $1::text::regclass \
                AND attname = $2 AND NOT attisdropped";
-    let found: i64 = client
-        .query_one(sql, &[&checkpoints, &column])
-        .map_err(|e| PgError::server(e, "reading the checkpoint table's shape"))?
+    let found: i64 = conn
+        .query_one(
+            sql,
+            &[&checkpoints, &column],
+            "reading the checkpoint table's shape",
+        )?
         .get(0);
     Ok(found > 0)
 }
@@ -84,38 +83,37 @@ fn has_column(
 /// place, in one transaction that holds the table alone (a second importer
 /// migrating at the same time waits, then finds it done): its rows become
 /// part 0 of 1, not complete.
-fn migrate(client: &mut Client, checkpoints: &str) -> Result<(), PgError> {
+fn migrate(conn: &mut Conn, checkpoints: &str) -> Result<(), PgError> {
     let context = "migrating the checkpoint table";
-    let mut tx = client
-        .transaction()
-        .map_err(|e| PgError::server(e, context))?;
-    tx.batch_execute(&format!(
-        "LOCK TABLE {checkpoints} IN ACCESS EXCLUSIVE MODE"
-    ))
-    .map_err(|e| PgError::server(e, context))?;
-    if has_column(&mut tx, checkpoints, "part")? {
-        return tx.commit().map_err(|e| PgError::server(e, context));
-    }
-    let key = tx
-        .query_opt(
+    conn.transaction(context, |tx| {
+        tx.batch_execute(
+            &format!("LOCK TABLE {checkpoints} IN ACCESS EXCLUSIVE MODE"),
+            context,
+        )?;
+        if has_column(tx, checkpoints, "part")? {
+            return Ok(());
+        }
+        let key = tx.query_opt(
             "SELECT conname::text FROM pg_constraint WHERE conrelid = $1::text::regclass \
              AND contype = 'p'",
             &[&checkpoints],
+            context,
+        )?;
+        let drop_key = match key {
+            Some(row) => format!("DROP CONSTRAINT {},", quote(row.get(0))?),
+            None => String::new(),
+        };
+        tx.batch_execute(
+            &format!(
+                "ALTER TABLE {checkpoints} \
+                   ADD COLUMN part integer NOT NULL DEFAULT 0, \
+                   ADD COLUMN parts integer NOT NULL DEFAULT 1, \
+                   ADD COLUMN records bigint NOT NULL DEFAULT 0, \
+                   ADD COLUMN complete boolean NOT NULL DEFAULT false, \
+                   {drop_key} \
+                   ADD PRIMARY KEY (target_table, input, part, shard)"
+            ),
+            context,
         )
-        .map_err(|e| PgError::server(e, context))?;
-    let drop_key = match key {
-        Some(row) => format!("DROP CONSTRAINT {},", quote(row.get(0))?),
-        None => String::new(),
-    };
-    tx.batch_execute(&format!(
-        "ALTER TABLE {checkpoints} \
-           ADD COLUMN part integer NOT NULL DEFAULT 0, \
-           ADD COLUMN parts integer NOT NULL DEFAULT 1, \
-           ADD COLUMN records bigint NOT NULL DEFAULT 0, \
-           ADD COLUMN complete boolean NOT NULL DEFAULT false, \
-           {drop_key} \
-           ADD PRIMARY KEY (target_table, input, part, shard)"
-    ))
-    .map_err(|e| PgError::server(e, context))?;
-    tx.commit().map_err(|e| PgError::server(e, context))
+    })
 }

@@ -1,12 +1,13 @@
-//! A sink's connection: the asynchronous driver on a runtime of the
-//! sink's own, with a time limit around every call.
+//! An import's connection: the asynchronous driver on a runtime of the
+//! connection's own, with a time limit around every call.
 //!
 //! The synchronous `postgres` client has no read timeout, so a server
 //! process that stops answering (while its host's kernel still
-//! acknowledges the socket) would hold a sink forever. Here each call
+//! acknowledges the socket) would hold an import forever. Here each call
 //! (the login included) runs under `tokio::time::timeout`; when the limit
 //! passes, the connection is dropped and the call fails as a lost
-//! connection, which the import replays on a new one.
+//! connection: a sink replays its batch on a new one, and the import
+//! retries its checkpoint bookkeeping.
 
 use std::future::Future;
 use std::time::Duration;
@@ -17,12 +18,12 @@ use postgres::types::ToSql;
 use postgres::{Row, Statement};
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::{Client, NoTls, ToStatement};
 
 use crate::error::CONNECTING;
 use crate::{PgConfig, PgError, DEFAULT_NET_TIMEOUT};
 
-/// One connection of a sink.
+/// One connection of an import (a sink's, or the target's own).
 pub(crate) struct Conn {
     client: Client,
     driver: Driver,
@@ -123,10 +124,10 @@ impl Conn {
         self.driver.run(what, self.client.prepare(sql))
     }
 
-    /// Runs a prepared statement; the rows it changed.
-    pub(crate) fn execute(
+    /// Runs a statement (SQL text or prepared); the rows it changed.
+    pub(crate) fn execute<S: ?Sized + ToStatement>(
         &mut self,
-        statement: &Statement,
+        statement: &S,
         params: &[&(dyn ToSql + Sync)],
         what: &str,
     ) -> Result<u64, PgError> {
@@ -134,14 +135,55 @@ impl Conn {
             .run(what, self.client.execute(statement, params))
     }
 
-    /// Runs `sql` with `params`; its one row, if any.
-    pub(crate) fn query_opt(
+    /// Runs a query; its rows.
+    pub(crate) fn query<S: ?Sized + ToStatement>(
         &mut self,
-        sql: &str,
+        statement: &S,
+        params: &[&(dyn ToSql + Sync)],
+        what: &str,
+    ) -> Result<Vec<Row>, PgError> {
+        self.driver.run(what, self.client.query(statement, params))
+    }
+
+    /// Runs a query of exactly one row.
+    pub(crate) fn query_one<S: ?Sized + ToStatement>(
+        &mut self,
+        statement: &S,
+        params: &[&(dyn ToSql + Sync)],
+        what: &str,
+    ) -> Result<Row, PgError> {
+        self.driver
+            .run(what, self.client.query_one(statement, params))
+    }
+
+    /// Runs a query of at most one row.
+    pub(crate) fn query_opt<S: ?Sized + ToStatement>(
+        &mut self,
+        statement: &S,
         params: &[&(dyn ToSql + Sync)],
         what: &str,
     ) -> Result<Option<Row>, PgError> {
-        self.driver.run(what, self.client.query_opt(sql, params))
+        self.driver
+            .run(what, self.client.query_opt(statement, params))
+    }
+
+    /// Runs `work` in a transaction: committed when it succeeds, rolled
+    /// back when it fails (its error is the one returned).
+    pub(crate) fn transaction<T>(
+        &mut self,
+        what: &str,
+        work: impl FnOnce(&mut Conn) -> Result<T, PgError>,
+    ) -> Result<T, PgError> {
+        self.batch_execute("BEGIN", what)?;
+        match work(self) {
+            Ok(done) => self.batch_execute("COMMIT", what).map(|()| done),
+            Err(error) => {
+                if let Err(e) = self.batch_execute("ROLLBACK", what) {
+                    log::debug!("rollback after {what} failed: {e}");
+                }
+                Err(error)
+            }
+        }
     }
 
     /// Runs the `COPY … FROM STDIN` statement with `parts` as its data, in

@@ -4,7 +4,7 @@ use postgres::{Client, Config, NoTls};
 
 use crate::config::driver_config;
 use crate::error::CONNECTING;
-use crate::{PgConfig, PgError};
+use crate::PgError;
 
 /// A connection to `url` that has run `init_commands`.
 ///
@@ -13,16 +13,6 @@ use crate::{PgConfig, PgError};
 /// When the server cannot be reached or an init command fails.
 pub fn connect(url: &str, init_commands: &[String]) -> Result<Client, PgError> {
     connect_with(&driver_config(url)?, init_commands)
-}
-
-/// A connection as `config` describes it (its timeouts included) that has
-/// run its init commands.
-///
-/// # Errors
-///
-/// When the server cannot be reached or an init command fails.
-pub(crate) fn connect_config(config: &PgConfig) -> Result<Client, PgError> {
-    connect_with(&config.driver_config()?, &config.init_commands)
 }
 
 fn connect_with(config: &Config, init_commands: &[String]) -> Result<Client, PgError> {

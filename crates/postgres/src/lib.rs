@@ -16,8 +16,9 @@
 //! connection, as the synchronous `postgres` crate does, but with a time
 //! limit around every call, which that crate cannot put: a server that
 //! stops answering becomes a lost connection and a replay
-//! ([`PgConfig::net_timeout`]). The import's other connections (reading the
-//! table and the checkpoints, `ringpipe doctor`) use the `postgres` crate.
+//! ([`PgConfig::net_timeout`]). The target's own connections (the table's
+//! columns, the checkpoints) run the same way; [`connect`] and
+//! [`doctor`] hand out or use the `postgres` crate's client.
 //!
 //! # How a batch is written
 //!

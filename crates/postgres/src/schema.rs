@@ -1,9 +1,8 @@
 //! What the server says about the target table: column types and key.
 
-use postgres::Client;
-
+use crate::conn::Conn;
 use crate::ident::{quote, quote_table};
-use crate::PgError;
+use crate::{PgConfig, PgError};
 
 /// A column of the target table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,12 +39,11 @@ const KEY: &str = "SELECT a.attname::text FROM pg_index i \
 /// # Errors
 ///
 /// When the table does not exist or the catalogue cannot be read.
-pub fn describe(client: &mut Client, table: &str) -> Result<Table, PgError> {
+pub(crate) fn describe(conn: &mut Conn, table: &str) -> Result<Table, PgError> {
     let quoted = quote_table(table)?;
     let context = format!("reading the columns of {quoted}");
-    let columns = client
-        .query(COLUMNS, &[&quoted])
-        .map_err(|e| PgError::server(e, &context))?
+    let columns = conn
+        .query(COLUMNS, &[&quoted], &context)?
         .into_iter()
         .map(|row| Column {
             name: row.get(0),
@@ -53,9 +51,8 @@ pub fn describe(client: &mut Client, table: &str) -> Result<Table, PgError> {
             typmod: row.get(2),
         })
         .collect();
-    let key = client
-        .query(KEY, &[&quoted])
-        .map_err(|e| PgError::server(e, &context))?
+    let key = conn
+        .query(KEY, &[&quoted], &context)?
         .into_iter()
         .map(|row| row.get(0))
         .collect();
@@ -68,8 +65,8 @@ pub fn describe(client: &mut Client, table: &str) -> Result<Table, PgError> {
 ///
 /// When the server cannot be reached or the table does not exist.
 pub fn table_columns(url: &str, table: &str) -> Result<Vec<String>, PgError> {
-    let mut client = crate::connect::connect(url, &[])?;
-    let table = describe(&mut client, table)?;
+    let mut conn = Conn::open(&PgConfig::new(url, table, &[]))?;
+    let table = describe(&mut conn, table)?;
     Ok(table.columns.into_iter().map(|c| c.name).collect())
 }
 

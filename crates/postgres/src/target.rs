@@ -2,10 +2,10 @@
 
 use std::sync::{Arc, OnceLock};
 
-use postgres::Client;
 use ringpipe_pipeline::{ImportIdentity, Recoveries, RecoveryCounters, StoredCheckpoint, Target};
 
 use crate::config::Mode;
+use crate::conn::Conn;
 use crate::ident::quote_table;
 use crate::plan::Plan;
 use crate::reject::RejectLog;
@@ -79,7 +79,7 @@ impl PgTarget {
     }
 
     /// A connection on which the checkpoint table is ready, and its name.
-    fn client(&self) -> Result<(Client, String), PgError> {
+    fn client(&self) -> Result<(Conn, String), PgError> {
         checkpoint::session(&self.config)
     }
 }
@@ -95,9 +95,7 @@ impl Target for PgTarget {
         let plan = Plan::new(&self.config, &table)?;
         if self.config.mode == Mode::Truncate && !resuming {
             let sql = format!("TRUNCATE {}", quote_table(&self.config.table)?);
-            client
-                .batch_execute(&sql)
-                .map_err(|e| PgError::server(e, "truncating the table"))?;
+            client.batch_execute(&sql, "truncating the table")?;
         }
         let rejects = RejectLog::open(
             self.config.max_bad,
