@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use mysql::{Opts, OptsBuilder};
-pub use ringpipe_pipeline::Mode;
+pub use ringpipe_pipeline::{Mode, DEFAULT_CONNECT_TIMEOUT, DEFAULT_NET_TIMEOUT};
 
 use crate::redact::redact_url;
 use crate::MysqlError;
@@ -47,15 +47,6 @@ pub enum BulkClient {
     /// The `mysql` crate, one reply awaited per statement.
     Driver,
 }
-
-/// How long connecting may take when neither [`SinkConfig::connect_timeout`]
-/// nor the URL's `tcp_connect_timeout_ms` says.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How long one read or write may wait when [`SinkConfig::net_timeout`] is
-/// not set: generous, because a `COMMIT` of a large batch or a statement
-/// waiting for a lock legitimately keeps the server silent for a while.
-pub const DEFAULT_NET_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// TCP keepalive: idle time before the first probe, unless the URL's
 /// `tcp_keepalive_time_ms` says.

@@ -34,6 +34,7 @@ mod split_check;
 mod stages;
 mod summary;
 mod target;
+mod timeouts;
 
 pub use doctor::{DoctorReport, Finding, Severity};
 pub use error::{ImportError, ImportFailure, ResumeError};
@@ -49,3 +50,4 @@ pub use source::{Source, SourceProgress};
 pub use split::{CountingReader, RegionReader, SplitPlan, SplitPoint};
 pub use summary::{Progress, RunSummary};
 pub use target::{Discard, StoredCheckpoint, Target, TargetError};
+pub use timeouts::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_NET_TIMEOUT};

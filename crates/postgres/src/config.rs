@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use postgres::Config;
-pub use ringpipe_pipeline::Mode;
+pub use ringpipe_pipeline::{Mode, DEFAULT_CONNECT_TIMEOUT, DEFAULT_NET_TIMEOUT};
 
 use crate::PgError;
 
@@ -53,14 +53,6 @@ pub struct PgConfig {
     /// [`DEFAULT_NET_TIMEOUT`].
     pub net_timeout: Option<Duration>,
 }
-
-/// How long opening a TCP connection may take unless the URL or
-/// [`PgConfig::connect_timeout`] says otherwise.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How long a sink's call may wait for the server unless the URL or
-/// [`PgConfig::net_timeout`] says otherwise (a long `COMMIT` fits).
-pub const DEFAULT_NET_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl std::fmt::Debug for PgConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
