@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use mysql::{Opts, OptsBuilder};
+use ringpipe_pipeline::Keepalive;
 pub use ringpipe_pipeline::{Mode, DEFAULT_CONNECT_TIMEOUT, DEFAULT_NET_TIMEOUT};
 
 use crate::redact::redact_url;
@@ -47,14 +48,6 @@ pub enum BulkClient {
     /// The `mysql` crate, one reply awaited per statement.
     Driver,
 }
-
-/// TCP keepalive: idle time before the first probe, unless the URL's
-/// `tcp_keepalive_time_ms` says.
-const KEEPALIVE_TIME_MS: u32 = 60_000;
-/// TCP keepalive: seconds between probes, unless the URL says.
-const KEEPALIVE_INTERVAL_SECS: u32 = 10;
-/// TCP keepalive: probes unanswered before the connection is dropped.
-const KEEPALIVE_PROBES: u32 = 6;
 
 /// Everything a sink needs to know; build with [`SinkConfig::new`] and the
 /// builder methods.
@@ -229,7 +222,8 @@ impl SinkConfig {
 
     /// `builder` with the connect, read and write timeouts and TCP
     /// keepalive: the configured values first, then the URL's, then the
-    /// defaults.
+    /// defaults (the keepalive's from the net timeout, by [`Keepalive`]'s
+    /// rule).
     fn with_timeouts(&self, builder: OptsBuilder, url: &Opts) -> OptsBuilder {
         let connect = self.connect_timeout.or(url.get_tcp_connect_timeout());
         let net = self.net_timeout.unwrap_or(DEFAULT_NET_TIMEOUT);
@@ -238,18 +232,21 @@ impl SinkConfig {
             Some(_) => net_ms,
             None => url.get_tcp_user_timeout_ms().unwrap_or(net_ms),
         };
+        let keepalive = Keepalive::for_net_timeout(net);
+        let idle_ms = u32::try_from(keepalive.idle.as_millis()).unwrap_or(u32::MAX);
+        let interval_secs = u32::try_from(keepalive.interval.as_secs()).unwrap_or(u32::MAX);
         builder
             .tcp_connect_timeout(Some(connect.unwrap_or(DEFAULT_CONNECT_TIMEOUT)))
             .read_timeout(Some(net))
             .write_timeout(Some(net))
-            .tcp_keepalive_time_ms(url.get_tcp_keepalive_time_ms().or(Some(KEEPALIVE_TIME_MS)))
+            .tcp_keepalive_time_ms(url.get_tcp_keepalive_time_ms().or(Some(idle_ms)))
             .tcp_keepalive_probe_interval_secs(
                 url.get_tcp_keepalive_probe_interval_secs()
-                    .or(Some(KEEPALIVE_INTERVAL_SECS)),
+                    .or(Some(interval_secs)),
             )
             .tcp_keepalive_probe_count(
                 url.get_tcp_keepalive_probe_count()
-                    .or(Some(KEEPALIVE_PROBES)),
+                    .or(Some(keepalive.probes)),
             )
             .tcp_user_timeout_ms(Some(user_timeout))
     }
@@ -317,10 +314,8 @@ mod tests {
         );
         assert_eq!(from_url.get_tcp_user_timeout_ms(), Some(7000));
         assert_eq!(from_url.get_read_timeout(), Some(&DEFAULT_NET_TIMEOUT));
-        assert_eq!(
-            from_url.get_tcp_keepalive_time_ms(),
-            Some(KEEPALIVE_TIME_MS)
-        );
+        assert_eq!(from_url.get_tcp_keepalive_time_ms(), Some(60_000));
+        assert_eq!(from_url.get_tcp_keepalive_probe_interval_secs(), Some(10));
         let flags = SinkConfig::new(url, "t", &["a"])
             .connect_timeout(Duration::from_secs(2))
             .net_timeout(Duration::from_secs(9))
@@ -332,6 +327,9 @@ mod tests {
         );
         assert_eq!(flags.get_write_timeout(), Some(&Duration::from_secs(9)));
         assert_eq!(flags.get_tcp_user_timeout_ms(), Some(9000));
+        assert_eq!(flags.get_tcp_keepalive_time_ms(), Some(2250));
+        assert_eq!(flags.get_tcp_keepalive_probe_interval_secs(), Some(2));
+        assert_eq!(flags.get_tcp_keepalive_probe_count(), Some(6));
     }
 
     #[test]

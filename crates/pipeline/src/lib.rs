@@ -50,4 +50,4 @@ pub use source::{Source, SourceProgress};
 pub use split::{CountingReader, RegionReader, SplitPlan, SplitPoint};
 pub use summary::{Progress, RunSummary};
 pub use target::{Discard, StoredCheckpoint, Target, TargetError};
-pub use timeouts::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_NET_TIMEOUT};
+pub use timeouts::{Keepalive, DEFAULT_CONNECT_TIMEOUT, DEFAULT_NET_TIMEOUT};

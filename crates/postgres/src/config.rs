@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use postgres::Config;
+use ringpipe_pipeline::Keepalive;
 pub use ringpipe_pipeline::{Mode, DEFAULT_CONNECT_TIMEOUT, DEFAULT_NET_TIMEOUT};
 
 use crate::PgError;
@@ -174,16 +175,17 @@ impl PgConfig {
     }
 }
 
-/// Sets `TCP_USER_TIMEOUT` to `timeout`, with keepalive probes every
-/// quarter of it (1 s to 2 min apart), so that a silent peer is noticed
-/// within about `timeout` even while nothing is sent.
+/// Sets `TCP_USER_TIMEOUT` to `timeout`, with keepalive probes by
+/// [`Keepalive`]'s rule, so that a silent peer is noticed within about
+/// `timeout` even while nothing is sent.
 fn net_timeout(config: &mut tokio_postgres::Config, timeout: Duration) {
-    let probe = (timeout / 4).clamp(Duration::from_secs(1), Duration::from_secs(120));
+    let keepalive = Keepalive::for_net_timeout(timeout);
     config
         .tcp_user_timeout(timeout)
         .keepalives(true)
-        .keepalives_idle(probe)
-        .keepalives_interval(probe);
+        .keepalives_idle(keepalive.idle)
+        .keepalives_interval(keepalive.interval)
+        .keepalives_retries(keepalive.probes);
 }
 
 /// The driver's configuration of `url` (see [`PgConfig::driver_config`]).
@@ -248,7 +250,12 @@ mod tests {
         assert_eq!(plain.get_connect_timeout(), Some(&DEFAULT_CONNECT_TIMEOUT));
         assert_eq!(plain.get_tcp_user_timeout(), Some(&DEFAULT_NET_TIMEOUT));
         assert!(plain.get_keepalives());
-        assert_eq!(plain.get_keepalives_idle(), Duration::from_secs(75));
+        assert_eq!(plain.get_keepalives_idle(), Duration::from_secs(60));
+        assert_eq!(
+            plain.get_keepalives_interval(),
+            Some(Duration::from_secs(10))
+        );
+        assert_eq!(plain.get_keepalives_retries(), Some(6));
         let url = "postgres://u@h/db?connect_timeout=7&tcp_user_timeout=9";
         let from_url = driver_config(url).unwrap();
         assert_eq!(
