@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use ringpipe_pipeline::Mode;
 
 /// Fast, exact import of XML, CSV and JSON Lines into MySQL/MariaDB and
@@ -257,14 +257,16 @@ pub struct StatusArgs {
     pub json: bool,
 }
 
-/// `ringpipe gen`.
+/// `ringpipe gen`: records (`--rows` and `--out`) or a table's
+/// definition (`--ddl`), one of the two.
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("what").required(true).args(["rows", "ddl"])))]
 pub struct GenArgs {
     /// Number of product records.
-    #[arg(long, required_unless_present = "ddl")]
+    #[arg(long, requires = "out")]
     pub rows: Option<u64>,
     /// Output file (`-` for stdout; `.gz` compresses).
-    #[arg(long, required_unless_present = "ddl")]
+    #[arg(long, requires = "rows")]
     pub out: Option<PathBuf>,
     /// Print the CREATE TABLE statement for a catalogue table of this name
     /// instead of generating records.
@@ -277,7 +279,7 @@ pub struct GenArgs {
     #[arg(long, value_enum, default_value_t = LayoutArg::Elements)]
     pub layout: LayoutArg,
     /// Whose SQL `--ddl` prints (default: mariadb).
-    #[arg(long, value_enum, conflicts_with_all = ["rows", "out"])]
+    #[arg(long, value_enum, requires = "ddl", conflicts_with_all = ["rows", "out"])]
     pub dialect: Option<DialectArg>,
 }
 

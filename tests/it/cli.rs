@@ -366,4 +366,9 @@ fn gen_writes_a_deterministic_catalogue_and_its_ddl() {
     ] {
         assert!(!ringpipe(bad).status.success(), "{bad:?}");
     }
+    // `--dialect` alone asks for the table it would describe.
+    let alone = ringpipe(&["gen", "--dialect", "postgres"]);
+    assert!(!alone.status.success());
+    let usage = String::from_utf8_lossy(&alone.stderr);
+    assert!(usage.contains("--ddl <TABLE>"), "{usage}");
 }
