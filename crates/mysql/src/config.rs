@@ -327,7 +327,7 @@ mod tests {
         );
         assert_eq!(flags.get_write_timeout(), Some(&Duration::from_secs(9)));
         assert_eq!(flags.get_tcp_user_timeout_ms(), Some(9000));
-        assert_eq!(flags.get_tcp_keepalive_time_ms(), Some(2250));
+        assert_eq!(flags.get_tcp_keepalive_time_ms(), Some(2000));
         assert_eq!(flags.get_tcp_keepalive_probe_interval_secs(), Some(2));
         assert_eq!(flags.get_tcp_keepalive_probe_count(), Some(6));
     }

@@ -19,7 +19,8 @@ pub const DEFAULT_NET_TIMEOUT: Duration = Duration::from_secs(300);
 /// away is noticed alike whichever database it ran.
 ///
 /// Probes start after a quarter of the net timeout (at most 60 s) and
-/// follow each other every quarter (at most 10 s), never closer than 1 s;
+/// follow each other every quarter (at most 10 s), in whole seconds (what
+/// the socket options take) and never closer than 1 s;
 /// six unanswered probes drop the connection. With `TCP_USER_TIMEOUT` set
 /// to the net timeout as well, a peer silent for that long is dropped
 /// even while nothing else is sent.
@@ -36,7 +37,7 @@ pub struct Keepalive {
 impl Keepalive {
     /// The keepalive for connections whose calls wait at most `net`.
     pub fn for_net_timeout(net: Duration) -> Keepalive {
-        let quarter = net / 4;
+        let quarter = Duration::from_secs((net / 4).as_secs());
         let second = Duration::from_secs(1);
         Keepalive {
             idle: quarter.clamp(second, Duration::from_secs(60)),
