@@ -7,12 +7,14 @@
 //! ([`ends_cli`]), every source into every sink killed and resumed
 //! ([`ends_resume`]) and through the library API ([`ends_api`]) and XML from real producers, mariadb-dump and PostgreSQL
 //! ([`xml_producers`]), CSV from a real producer, PostgreSQL
-//! ([`csv_producers`]), all against the real
+//! ([`csv_producers`]), values a server would alter refused by both sinks
+//! ([`altered`]), all against the real
 //! MariaDB (`RINGPIPE_TEST_MYSQL_URL`, default the local test server).
 //! Each test owns its tables.
 //!
 //! Run one part with a filter: `cargo test --test it -- reliability::`.
 
+mod altered;
 mod cli;
 mod common;
 mod csv_producers;

@@ -67,11 +67,6 @@ impl Batch {
         self.positions.first().map_or(0, |p| p.record)
     }
 
-    /// The source record number of the last row held (0 when empty).
-    pub(crate) fn last_record(&self) -> u64 {
-        self.positions.last().map_or(0, |p| p.record)
-    }
-
     /// Rows held.
     pub(crate) fn len(&self) -> usize {
         self.positions.len()

@@ -199,6 +199,15 @@ pub enum MysqlError {
         /// The statement size limit.
         limit: usize,
     },
+    /// A value the server would store altered (rounded, cut) without an
+    /// error: refused before it is sent.
+    #[error("column `{column}`: {why}")]
+    BadValue {
+        /// The column's name.
+        column: String,
+        /// What the server would do to the value.
+        why: String,
+    },
     /// A record failed and no bad-record budget was left: the import halts.
     #[error("record {} (line {}, column {}) failed: {source}", .position.record, .position.line, .position.column)]
     BadRecord {

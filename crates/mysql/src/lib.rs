@@ -91,6 +91,7 @@
 //! are in `docs/benchmarks.md` ("MySQL write paths").
 
 mod batch;
+mod check;
 mod checkpoint;
 mod checkpoint_table;
 mod config;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use mysql::prelude::Queryable;
 use ringpipe_pipeline::Recoveries;
 
+use crate::check::Check;
 use crate::config::{BulkClient, Mode, SinkConfig, WritePath};
 use crate::connect::{self, Session};
 use crate::ident::Ident;
@@ -57,11 +58,9 @@ pub fn prepare(config: &SinkConfig) -> Result<PreparedTarget, MysqlError> {
     // The sinks record checkpoints into it: it must have its current shape.
     crate::checkpoint_table::ensure_table(conn)?;
     let key_columns = schema::keys_of(conn, &config.table)?;
-    let param_kinds = bulk::param_kinds(&schema::column_types_of(
-        conn,
-        &config.table,
-        &config.columns,
-    )?);
+    let column_types = schema::column_types_of(conn, &config.table, &config.columns)?;
+    let param_kinds = bulk::param_kinds(&column_types);
+    let checks = column_types.iter().map(Check::for_column).collect();
     if config.mode == Mode::Truncate {
         conn.query_drop(format!("TRUNCATE TABLE {table}"))
             .map_err(|e| MysqlError::driver(e, "truncating the table"))?;
@@ -84,6 +83,7 @@ pub fn prepare(config: &SinkConfig) -> Result<PreparedTarget, MysqlError> {
         rejects: RejectLog::new(config.max_bad, config.reject_file.as_deref())?,
         max_rows: config.max_rows_per_statement,
         param_kinds,
+        checks,
         max_bytes: config.max_statement_bytes,
         mode: config.mode,
         table_name: config.table.clone(),

@@ -59,17 +59,18 @@ pub(crate) fn columns_of(conn: &mut Conn, table: &str) -> Result<Vec<String>, My
 }
 
 /// The type of each of `columns` of `table`, in their order, as the bulk
-/// path chooses its parameter types from it (a column the query does not
-/// find counts as a text column without a character set).
+/// path chooses its parameter types and the sink its checks from it (a
+/// column the query does not find counts as a text column without a
+/// character set).
 pub(crate) fn column_types_of(
     conn: &mut Conn,
     table: &str,
     columns: &[String],
 ) -> Result<Vec<ColumnType>, MysqlError> {
-    type Described = (String, String, Option<String>, Option<u64>);
+    type Described = (String, String, Option<String>, Option<u64>, Option<u64>);
     let rows: Vec<Described> = conn
         .exec(
-            "SELECT column_name, data_type, character_set_name, datetime_precision \
+            "SELECT column_name, data_type, character_set_name, datetime_precision, numeric_scale \
              FROM information_schema.columns \
              WHERE table_schema = DATABASE() AND table_name = ?",
             (table,),
@@ -82,15 +83,17 @@ pub(crate) fn column_types_of(
                 .iter()
                 .find(|(name, ..)| name.eq_ignore_ascii_case(column));
             match found {
-                Some((_, data_type, charset, precision)) => ColumnType {
+                Some((_, data_type, charset, precision, scale)) => ColumnType {
                     data_type: data_type.to_ascii_lowercase(),
                     charset: charset.clone(),
                     datetime_precision: precision.map(|p| p.min(6) as u8),
+                    numeric_scale: *scale,
                 },
                 None => ColumnType {
                     data_type: String::new(),
                     charset: None,
                     datetime_precision: None,
+                    numeric_scale: None,
                 },
             }
         })

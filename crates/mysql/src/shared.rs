@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use ringpipe_pipeline::RecoveryCounters;
 
+use crate::check::Check;
 use crate::config::{BulkClient, Mode, WritePath};
 use crate::ident::Ident;
 use crate::redact::SecretOpts;
@@ -37,6 +38,8 @@ pub(crate) struct Shared {
     pub(crate) max_rows: usize,
     /// How each column travels in the wire client's bulk packets.
     pub(crate) param_kinds: Vec<ParamKind>,
+    /// Per column, the check of values the server would alter.
+    pub(crate) checks: Vec<Option<Check>>,
     /// The configured statement size bound, if any.
     pub(crate) max_bytes: Option<usize>,
     /// Bad-record budget and reject file, shared by all shards.

@@ -3,7 +3,8 @@
 //! `LOAD DATA LOCAL` and `INSERT IGNORE` downgrade data errors to warnings
 //! and store 0, '' or NULL instead; strict `sql_mode` does not change that.
 //! So after every statement that reports warnings the sink reads `SHOW
-//! WARNINGS` and fails on any that is not a `Note` or an expected duplicate.
+//! WARNINGS` and fails on any that is not a `Note` or an expected duplicate,
+//! and on the note that a value was truncated.
 
 use crate::error::codes;
 use crate::link::TextQueries;
@@ -11,7 +12,9 @@ use crate::MysqlError;
 
 /// Fails if the last statement left a warning other than a `Note`, a
 /// deprecation (MySQL's `VALUES()` in upserts) or, when `allow_duplicates`,
-/// a duplicate key.
+/// a duplicate key. A note that a value was truncated (1265: a decimal
+/// rounded to its column's scale, a date's time of day dropped) fails too:
+/// the value was stored altered.
 ///
 /// # Errors
 ///
@@ -38,7 +41,7 @@ pub(crate) fn check(conn: &mut impl TextQueries, allow_duplicates: bool) -> Resu
         })
         .collect();
     for (level, code, message) in &shown {
-        let expected = level == "Note"
+        let expected = (level == "Note" && *code != codes::DATA_TRUNCATED)
             || *code == codes::WARN_DEPRECATED_SYNTAX
             || (allow_duplicates && *code == codes::DUP_ENTRY);
         if !expected {

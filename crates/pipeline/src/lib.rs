@@ -16,6 +16,7 @@ pub mod canonical;
 mod digest;
 mod doctor;
 mod error;
+pub mod exact;
 mod identity;
 mod import;
 mod mode;

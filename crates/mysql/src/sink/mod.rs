@@ -21,7 +21,7 @@ mod recover;
 
 use std::sync::Arc;
 
-use ringpipe_pipeline::{Checkpoint, ImportIdentity, Row, Sink};
+use ringpipe_pipeline::{Checkpoint, ImportIdentity, Row, Sink, Value};
 
 use self::path::Path;
 use crate::batch::Batch;
@@ -29,7 +29,7 @@ use crate::config::{BulkClient, WritePath};
 use crate::connect::{self, Session};
 use crate::encode::insert::InsertEncoder;
 use crate::link::Link;
-use crate::reject::Rejected;
+use crate::reject::{values_line, Rejected};
 use crate::shared::Shared;
 use crate::stats::SinkStats;
 use crate::MysqlError;
@@ -58,6 +58,11 @@ pub struct MysqlSink {
     path: Path,
     /// Rows of the open batch.
     batch: Batch,
+    /// Records of the open batch refused before sending (a value the
+    /// server would alter), set aside as bad records.
+    refused: Vec<Rejected>,
+    /// The number of the open batch's last record (the checkpoint's).
+    last_record: u64,
     /// INSERT text of the open batch: the INSERT path's statements, and
     /// every path's recovery.
     text: InsertEncoder,
@@ -88,6 +93,8 @@ impl MysqlSink {
             rows_crc: None,
             path: Path::new(target.path, &target.shape),
             batch: Batch::new(target.columns.len()),
+            refused: Vec::new(),
+            last_record: 0,
             text: InsertEncoder::new(target.shape.clone(), usize::MAX, target.max_rows),
             max_bytes: 0,
             stats: SinkStats::default(),
@@ -205,12 +212,12 @@ impl MysqlSink {
         self.deferred.take().map_or(Ok(()), Err)
     }
 
-    /// Counts the committed batch, `rejected` its records set aside, and
-    /// writes those to the reject file.
-    fn settle(&mut self, rejected: Vec<Rejected>) {
+    /// Counts the committed batch, `written` rows and `rejected` records
+    /// set aside, and writes those to the reject file.
+    fn settle(&mut self, rejected: Vec<Rejected>, written: u64) {
         let count = rejected.len() as u64;
         self.stats.commits += 1;
-        self.stats.rows += (self.batch.len() as u64) - count;
+        self.stats.rows += written;
         self.stats.rejected += count;
         self.last_diverted = count;
         self.clear_batch();
@@ -225,10 +232,38 @@ impl MysqlSink {
         }
     }
 
+    /// `row` as a bad record when a value of it would be stored altered
+    /// (see [`crate::check`]).
+    fn refuse(&self, row: &Row) -> Option<Rejected> {
+        let checks = &self.target.checks;
+        let (column, why) =
+            row.values()
+                .zip(checks)
+                .enumerate()
+                .find_map(|(i, (value, check))| {
+                    let check = check.as_ref()?;
+                    // The server reads a binary value for these columns as text too.
+                    let text = match value? {
+                        Value::Text(text) => text,
+                        Value::Bytes(bytes) => std::str::from_utf8(bytes).ok()?,
+                    };
+                    check.check(text).err().map(|why| (i, why))
+                })?;
+        Some(Rejected {
+            position: row.position(),
+            error: MysqlError::BadValue {
+                column: self.target.columns[column].name().to_owned(),
+                why,
+            },
+            values: values_line(row),
+        })
+    }
+
     /// Forgets the open batch.
     fn clear_batch(&mut self) {
         self.path.clear();
         self.batch.clear();
+        self.refused.clear();
         self.text.clear();
     }
 }
@@ -244,6 +279,16 @@ impl Sink for MysqlSink {
                 row.len(),
                 self.target.columns.len()
             )));
+        }
+        if let Some(rejected) = self.refuse(row) {
+            // A replay refuses again what the batch's unsettled records
+            // (still reserved) already count.
+            let more = (self.refused.len() + 1).saturating_sub(self.unsettled.len());
+            if !self.target.rejects.budget.fits(more as u64) {
+                return Err(self.over_budget(&rejected));
+            }
+            self.refused.push(rejected);
+            return Ok(());
         }
         self.ensure_session()?;
         if !matches!(self.path, Path::Insert) {
@@ -270,7 +315,8 @@ impl Sink for MysqlSink {
         }
         self.region_start = checkpoint.region_start;
         self.rows_crc = checkpoint.rows_crc;
-        if self.batch.is_empty() {
+        self.last_record = checkpoint.last_record;
+        if self.batch.is_empty() && self.refused.is_empty() {
             return Ok(());
         }
         if self.commit_unknown {
@@ -280,12 +326,24 @@ impl Sink for MysqlSink {
                     "shard {}: the batch whose COMMIT was cut off had committed",
                     self.shard
                 );
-                self.settle(unsettled);
+                // The replay refused the same records again: `unsettled`
+                // holds them already.
+                let refused = std::mem::take(&mut self.refused).len();
+                let diverted = unsettled.len().saturating_sub(refused);
+                let written = self.batch.len().saturating_sub(diverted) as u64;
+                self.settle(unsettled, written);
                 return Ok(());
             }
             self.target.rejects.budget.release(unsettled.len() as u64);
         }
-        let rejected = self.run_batch()?;
+        let mut rejected = match self.batch.is_empty() {
+            // Every record refused: the checkpoint alone moves past them.
+            true => self.run_checkpoint_only()?,
+            false => self.run_batch()?,
+        };
+        let written = (self.batch.len() - rejected.len()) as u64;
+        rejected.append(&mut self.refused);
+        rejected.sort_by_key(|r| r.position.record);
         let count = rejected.len() as u64;
         if count > 0 && !self.target.rejects.budget.reserve(count) {
             return Err(self.over_budget(&rejected[0]));
@@ -300,7 +358,7 @@ impl Sink for MysqlSink {
             }
             return Err(e);
         }
-        self.settle(rejected);
+        self.settle(rejected, written);
         Ok(())
     }
 

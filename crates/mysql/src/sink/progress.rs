@@ -18,8 +18,8 @@ impl MysqlSink {
         let progress = checkpoint::Progress {
             shard: self.shard,
             region_start: self.region_start,
-            last_record: self.batch.last_record(),
-            records: self.batch.len() as u64,
+            last_record: self.last_record,
+            records: (self.batch.len() + self.refused.len()) as u64,
             rows_crc: self.rows_crc,
         };
         Ok(Some(checkpoint::record_sql(
@@ -50,14 +50,10 @@ impl MysqlSink {
         let Some(identity) = self.identity.clone() else {
             return Err(MysqlError::CommitUnknown {
                 first: self.batch.first_record(),
-                last: self.batch.last_record(),
+                last: self.last_record,
             });
         };
-        let (table, shard, last) = (
-            self.target.table_name.clone(),
-            self.shard,
-            self.batch.last_record(),
-        );
+        let (table, shard, last) = (self.target.table_name.clone(), self.shard, self.last_record);
         let session = self.ensure_session()?;
         let no_backslash_escapes = session.no_backslash_escapes;
         let result = checkpoint::committed_through(

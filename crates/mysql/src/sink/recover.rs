@@ -103,6 +103,10 @@ fn copy_error(error: &MysqlError) -> MysqlError {
             code: *code,
             message: message.clone(),
         },
+        MysqlError::BadValue { column, why } => MysqlError::BadValue {
+            column: column.clone(),
+            why: why.clone(),
+        },
         other => MysqlError::Config(other.to_string()),
     }
 }

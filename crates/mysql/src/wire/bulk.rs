@@ -61,6 +61,8 @@ pub(crate) struct ColumnType {
     pub(crate) charset: Option<String>,
     /// Fractional digits of seconds a temporal column keeps.
     pub(crate) datetime_precision: Option<u8>,
+    /// Decimal places a numeric column keeps.
+    pub(crate) numeric_scale: Option<u64>,
 }
 
 /// How each of `columns` travels in a bulk packet: integers, `DATETIME` and
@@ -206,6 +208,7 @@ mod tests {
             data_type: data_type.into(),
             charset: charset.map(str::to_owned),
             datetime_precision: precision,
+            numeric_scale: None,
         }
     }
 

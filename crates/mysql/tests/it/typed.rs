@@ -150,8 +150,8 @@ fn typed_and_text_values_land_as_a_text_insert_lands_them() {
     let (expected, refused) = load(&tables[0], WritePath::Insert, 1);
     assert!(refused > 0, "some cases are out of range or invalid");
     assert!(
-        expected.len() > all / 2,
-        "most cases land: {}",
+        expected.len() > all / 3,
+        "many cases land: {}",
         expected.len()
     );
     // One record per packet: every canonical value goes typed.

@@ -186,16 +186,21 @@ fn a_fatal_error_in_a_statement_sent_ahead_commits_nothing() {
 }
 
 /// Loads 12 rows in statements of 4 into a DATE column, the row `noted`
-/// holding a time of day (the server keeps the date and leaves a Note);
-/// returns the statements the sink ran.
-fn load_with_a_note(table: &str, noted: u32) -> u64 {
+/// holding a time of day (the server would keep only the date and leave a
+/// note that it truncated the value), with one bad record allowed: the
+/// record lands in the reject file, the 11 others in the table.
+fn load_with_a_note(table: &str, noted: u32) {
     let mut c = conn();
     let _table = MysqlTable::fresh(table);
     c.query_drop(format!(
         "CREATE TABLE `{table}` (id INT PRIMARY KEY, d DATE)"
     ))
     .unwrap();
-    let config = ringpipe_mysql::SinkConfig::new(url(), table, &["id", "d"]);
+    let dir = tempfile::tempdir().unwrap();
+    let rejects = dir.path().join("rejects.tsv");
+    let config = ringpipe_mysql::SinkConfig::new(url(), table, &["id", "d"])
+        .max_bad(1)
+        .reject_file(&rejects);
     let target = prepare(&config.max_rows_per_statement(4)).unwrap();
     let mut sink = target.connect_sink(0).unwrap();
     let mut row = Row::with_columns(2);
@@ -218,18 +223,27 @@ fn load_with_a_note(table: &str, noted: u32) -> u64 {
             "SELECT id, CAST(d AS CHAR) FROM `{table}` ORDER BY id"
         ))
         .unwrap();
-    assert_eq!(rows.len(), 12);
-    assert!(rows.iter().all(|(_, d)| d == "2024-05-06"), "{rows:?}");
-    sink.stats().statements
+    assert_eq!(rows.len(), 11);
+    assert!(
+        rows.iter().all(|(id, d)| *id != noted && d == "2024-05-06"),
+        "{rows:?}"
+    );
+    let refused = std::fs::read_to_string(&rejects).unwrap();
+    assert!(
+        refused.contains("1265") && refused.contains("07:08:09"),
+        "{refused}"
+    );
+    assert_eq!(sink.stats().rejected, 1);
 }
 
 #[test]
-fn notes_left_by_a_statement_sent_ahead_are_read_statement_by_statement() {
+fn a_truncation_note_left_by_a_statement_sent_ahead_is_found_and_refused() {
     // In the first statement, the second already sent: its warnings can no
-    // longer be shown, so the batch runs again as checked INSERT text.
-    assert_eq!(load_with_a_note("rp_mysql_wire_note_ahead", 2), 3 + 3);
+    // longer be shown, so the batch runs again as checked INSERT text,
+    // which finds the record.
+    load_with_a_note("rp_mysql_wire_note_ahead", 2);
     // In the last statement, nothing behind it: read and judged at once.
-    assert_eq!(load_with_a_note("rp_mysql_wire_note_last", 11), 3);
+    load_with_a_note("rp_mysql_wire_note_last", 11);
 }
 
 #[test]
