@@ -83,6 +83,12 @@ pub(crate) fn record_sql(
 
 /// The last record `shard` of `identity`'s part committed, if it has a
 /// checkpoint.
+///
+/// A locking read: it waits for a transaction still writing the row (a
+/// batch whose `COMMIT` went unanswered may still be committing, on a
+/// connection the server has not yet seen close) and reads what it left,
+/// where a plain read would answer from before it. The caller ends the
+/// transaction the lock belongs to.
 pub(crate) fn committed_through(
     conn: &mut Link,
     table: &str,
@@ -95,7 +101,7 @@ pub(crate) fn committed_through(
     sql.push_str(" AND input = ");
     push_literal(&mut sql, &identity.input, no_backslash_escapes);
     sql.push_str(&format!(
-        " AND part = {} AND shard = {shard}",
+        " AND part = {} AND shard = {shard} FOR UPDATE",
         identity.part.index
     ));
     let context = "reading the checkpoint";

@@ -40,6 +40,13 @@ pub(crate) fn session(config: &PgConfig) -> Result<(Conn, String), PgError> {
 /// The upsert recording a shard's progress: parameters target_table,
 /// input, part, parts, shard, shards, last_record, records (of this
 /// batch), mapping, region_start, rows_crc.
+///
+/// It changes nothing (0 rows) when the stored checkpoint already reaches
+/// `last_record`. It also waits for any transaction still writing the
+/// same checkpoint row (an update, or the insert of a shard's first
+/// checkpoint) to end, so it tells whether a batch whose `COMMIT` went
+/// unanswered landed even while that `COMMIT` is still under way, which a
+/// plain read would not see.
 pub fn record_sql(checkpoints: &str) -> String {
     format!(
         "INSERT INTO {checkpoints} AS c (target_table, input, part, parts, shard, shards, \
@@ -49,44 +56,8 @@ pub fn record_sql(checkpoints: &str) -> String {
          last_record = EXCLUDED.last_record, records = c.records + EXCLUDED.records, \
          parts = EXCLUDED.parts, shards = EXCLUDED.shards, mapping = EXCLUDED.mapping, \
          region_start = EXCLUDED.region_start, rows_crc = EXCLUDED.rows_crc, \
-         updated = now()"
+         updated = now() WHERE c.last_record < EXCLUDED.last_record"
     )
-}
-
-/// The query for the last record `shard` of `identity`'s part committed
-/// into `table` (one row, `last_record`, if it has a checkpoint), and its
-/// parameters.
-pub(crate) fn committed_through(
-    checkpoints: &str,
-    table: &str,
-    (identity, shard): (&ImportIdentity, usize),
-) -> (String, ShardKey) {
-    let sql = format!(
-        "SELECT last_record FROM {checkpoints} WHERE target_table = $1 AND input = $2 \
-         AND part = $3 AND shard = $4"
-    );
-    let key = ShardKey {
-        table: table.to_owned(),
-        input: identity.input.clone(),
-        part: identity.part.index as i32,
-        shard: shard as i32,
-    };
-    (sql, key)
-}
-
-/// Which checkpoint row: a shard of a part of an import into a table.
-pub(crate) struct ShardKey {
-    table: String,
-    input: String,
-    part: i32,
-    shard: i32,
-}
-
-impl ShardKey {
-    /// The query's parameters, `$1` to `$4`.
-    pub(crate) fn refs(&self) -> [&(dyn ToSql + Sync); 4] {
-        [&self.table, &self.input, &self.part, &self.shard]
-    }
 }
 
 /// One row of the checkpoint table: a shard of a part of an import.

@@ -89,6 +89,18 @@ pub enum PgError {
         /// The batch's last record.
         last: u64,
     },
+    /// A shard's checkpoint already covered a batch it had not committed:
+    /// another import of the same input and part is writing the table.
+    #[error(
+        "shard {shard}'s checkpoint already covers record {last}, which this import has not \
+         committed: is another import of the same input running?"
+    )]
+    CheckpointAhead {
+        /// The shard.
+        shard: usize,
+        /// The batch's last record.
+        last: u64,
+    },
 }
 
 impl PgError {

@@ -35,8 +35,6 @@ pub struct Plan {
     pub clear_stage: Option<String>,
     /// The checkpoint upsert.
     pub record: String,
-    /// The quoted checkpoint table.
-    pub checkpoints: String,
     /// Whether binary COPY is in use (rows that are not canonical for
     /// it still go in text COPY).
     pub binary: bool,
@@ -98,7 +96,6 @@ impl Plan {
             merge: merge(config, table, &target, &columns)?,
             clear_stage: stages.then(|| format!("DELETE FROM {STAGE}")),
             record: checkpoint::record_sql(&checkpoints),
-            checkpoints,
             binary: encoders.is_some(),
             bytea: types.iter().map(|t| *t == "bytea").collect(),
             checks,

@@ -63,6 +63,8 @@ impl MysqlSink {
             no_backslash_escapes,
         );
         let done = self.note_failure(result)?;
+        // The read locked the checkpoint row: let go of it.
+        self.query("ROLLBACK", "ending the checkpoint read")?;
         Ok(done.is_some_and(|done| done >= last))
     }
 }

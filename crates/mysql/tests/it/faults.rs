@@ -290,6 +290,13 @@ fn stalled_commit_reply_on_every_path_is_exact() {
 }
 
 #[test]
+fn a_commit_still_under_way_when_the_sink_reconnects_is_not_sent_again() {
+    // The sink reconnects at once; its old transaction commits a second
+    // later, while the sink asks the checkpoint whether it did.
+    commit_reply_lost(Fault::LateCommit(Duration::from_secs(1)), "latecommit");
+}
+
+#[test]
 fn a_lost_commit_reply_without_checkpoints_is_an_error_not_a_second_send() {
     for path in [WritePath::Insert, WritePath::Bulk] {
         let outcome = survives_at(path, Fault::Cut, When::CommitUnchecked, "uncheckedcommit");

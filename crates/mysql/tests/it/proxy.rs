@@ -26,6 +26,10 @@ pub enum Fault {
     Flip,
     /// Hold every reply chunk this long from now on.
     DelayEach(Duration),
+    /// Armed at a `COMMIT` only: close the client's side at once and pass
+    /// the `COMMIT` to the server this long after, so that the server
+    /// commits a transaction whose client has already reconnected.
+    LateCommit(Duration),
 }
 
 /// The proxy; it stops accepting when dropped (piped connections end with
@@ -125,7 +129,16 @@ fn pipe(client: TcpStream, server: TcpStream, faults: Faults) {
         while let Ok(n @ 1..) = up_in.read(&mut buf) {
             // COM_QUERY "COMMIT": armed before the server can answer it.
             if buf[..n].windows(7).any(|w| w == b"\x03COMMIT") {
-                if let Some(fault) = armed.at_commit.lock().unwrap().take() {
+                let fault = armed.at_commit.lock().unwrap().take();
+                if let Some(Fault::LateCommit(hold)) = fault {
+                    let _ = up_in.shutdown(Shutdown::Both);
+                    thread::sleep(hold);
+                    let _ = up_out.write_all(&buf[..n]);
+                    thread::sleep(Duration::from_millis(300));
+                    let _ = up_out.shutdown(Shutdown::Both);
+                    return;
+                }
+                if let Some(fault) = fault {
                     *armed.once.lock().unwrap() = Some(fault);
                 }
             }
@@ -170,7 +183,7 @@ fn downstream(
                 chunk[4.min(n - 1)] ^= 0xFF;
                 client.write_all(chunk)
             }
-            Some(Fault::DelayEach(_)) | None => client.write_all(chunk),
+            Some(Fault::DelayEach(_) | Fault::LateCommit(_)) | None => client.write_all(chunk),
         };
         if sent.is_err() {
             break;

@@ -13,7 +13,7 @@ use self::batch::Batch;
 use crate::conn::Conn;
 use crate::plan::Plan;
 use crate::reject::{values_line, RejectLog, Rejected};
-use crate::{checkpoint, CopyEncoder, PgConfig, PgError, RowFormat};
+use crate::{CopyEncoder, PgConfig, PgError, RowFormat};
 
 /// One shard's writer: rows are encoded as COPY data as they arrive, and
 /// `commit` sends the batch in one transaction with its checkpoint.
@@ -101,45 +101,31 @@ impl PgSink {
             self.recoveries.reconnected();
             log::info!("shard {}: reconnected", self.shard);
         }
-        if self.uncertain {
-            // Settled only once the checkpoint could be read: an error
-            // here leaves the batch uncertain for the next replay.
-            let landed = self.landed(checkpoint)?;
-            self.uncertain = false;
-            let unsettled = std::mem::take(&mut self.unsettled);
-            if landed {
-                log::info!(
-                    "shard {}: the batch through record {} had committed",
-                    self.shard,
-                    checkpoint.last_record
-                );
-                self.settle(&unsettled);
-                return Ok(());
-            }
-            self.rejects.budget.release(unsettled.len() as u64);
-        }
-        self.send(checkpoint)
-    }
-
-    /// Whether this shard's checkpoint already covers the batch.
-    fn landed(&mut self, checkpoint: &Checkpoint<'_>) -> Result<bool, PgError> {
-        let Some(import) = checkpoint.import else {
+        if self.uncertain && checkpoint.import.is_none() {
             // Without checkpoints nothing can tell, and sending the batch
             // again could store it twice: fail instead.
             return Err(PgError::CommitUnknown {
                 last: checkpoint.last_record,
             });
-        };
-        let (sql, params) = checkpoint::committed_through(
-            &self.plan.checkpoints,
-            &self.plan.table,
-            (import, self.shard),
-        );
-        let row = self
-            .conn
-            .query_opt(&sql, &params.refs(), "reading the checkpoint")?;
-        let through = row.map(|row| row.get::<_, i64>(0) as u64);
-        Ok(through.is_some_and(|last| last >= checkpoint.last_record))
+        }
+        self.send(checkpoint)
+    }
+
+    /// Settles a batch whose `COMMIT` went unanswered, once its checkpoint
+    /// told whether it `landed`; an error before that leaves it uncertain
+    /// for the next replay.
+    pub(super) fn settle_uncertain(&mut self, landed: bool, last_record: u64) {
+        self.uncertain = false;
+        let unsettled = std::mem::take(&mut self.unsettled);
+        if landed {
+            log::info!(
+                "shard {}: the batch through record {last_record} had committed",
+                self.shard
+            );
+            self.settle(&unsettled);
+        } else {
+            self.rejects.budget.release(unsettled.len() as u64);
+        }
     }
 
     /// Counts a committed batch's bad records.
@@ -226,11 +212,10 @@ impl Sink for PgSink {
                     reason: error.to_string(),
                     values: values_line(row),
                 };
-                if !self
-                    .rejects
-                    .budget
-                    .fits(self.batch.refused.len() as u64 + 1)
-                {
+                // A replay refuses again what the batch's unsettled
+                // records (still reserved) already count.
+                let more = (self.batch.refused.len() + 1).saturating_sub(self.unsettled.len());
+                if !self.rejects.budget.fits(more as u64) {
                     return Err(self.over_budget(&rejected, Some(error)));
                 }
                 self.batch.refused.push(rejected);

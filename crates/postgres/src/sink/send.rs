@@ -17,10 +17,15 @@ impl PgSink {
         self.conn.batch_execute(sql, what)
     }
 
-    /// Sends the batch and its checkpoint in one transaction.
+    /// Sends the batch and its checkpoint in one transaction. The
+    /// checkpoint goes first: it waits for a transaction of this shard
+    /// still under way, and changes nothing when the batch is already
+    /// stored (its `COMMIT` went unanswered but landed).
     pub(super) fn send(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), PgError> {
-        self.run("BEGIN", "starting a transaction")?;
         let records = self.batch.records();
+        if !self.begin_with(checkpoint, records)? {
+            return Ok(());
+        }
         let mut rejected = std::mem::take(&mut self.batch.refused);
         let all = 0..self.batch.len();
         if !all.is_empty() {
@@ -28,7 +33,10 @@ impl PgSink {
                 if !error.is_row_error() {
                     return Err(error);
                 }
-                self.run("ROLLBACK; BEGIN", "restarting the transaction")?;
+                self.run("ROLLBACK", "restarting the transaction")?;
+                if !self.begin_with(checkpoint, records)? {
+                    return Ok(());
+                }
                 self.bisect(all, Some(error), &mut rejected)?;
             }
         }
@@ -36,7 +44,7 @@ impl PgSink {
         if count > 0 && !self.rejects.budget.reserve(count) {
             return Err(self.over_budget(&rejected[0], None));
         }
-        match self.finish((checkpoint, records), &rejected) {
+        match self.finish(&rejected) {
             Ok(()) => {
                 self.settle(&rejected);
                 Ok(())
@@ -51,6 +59,28 @@ impl PgSink {
                 Err(error)
             }
         }
+    }
+
+    /// `BEGIN` and the checkpoint of the batch (it held `records`
+    /// records). `Ok(false)` when the checkpoint already covers a batch
+    /// whose `COMMIT` went unanswered: it landed, is settled, and nothing
+    /// is left to send. A checkpoint that covers any other batch is an
+    /// error.
+    fn begin_with(&mut self, checkpoint: &Checkpoint<'_>, records: u64) -> Result<bool, PgError> {
+        self.run("BEGIN", "starting a transaction")?;
+        let recorded = self.record(checkpoint, records)?;
+        if self.uncertain {
+            self.settle_uncertain(!recorded, checkpoint.last_record);
+        } else if !recorded {
+            return Err(PgError::CheckpointAhead {
+                shard: checkpoint.shard,
+                last: checkpoint.last_record,
+            });
+        }
+        if !recorded {
+            self.run("ROLLBACK", "rolling back")?;
+        }
+        Ok(recorded)
     }
 
     /// COPYs `rows` (one COPY per run of rows of one format, in order) and
@@ -83,32 +113,36 @@ impl PgSink {
         Ok(())
     }
 
-    /// The checkpoint (the batch held `records` records), the bad records
-    /// to the reject file, `COMMIT`.
-    fn finish(
-        &mut self,
-        (checkpoint, records): (&Checkpoint<'_>, u64),
-        rejected: &[Rejected],
-    ) -> Result<(), PgError> {
-        if let Some(import) = checkpoint.import {
-            let Part { index, count } = import.part;
-            let rows_crc = checkpoint.rows_crc.map(i64::from);
-            let params: [&(dyn ToSql + Sync); 11] = [
-                &self.plan.table,
-                &import.input,
-                &(index as i32),
-                &(count as i32),
-                &(checkpoint.shard as i32),
-                &(import.shards as i32),
-                &(checkpoint.last_record as i64),
-                &(records as i64),
-                &import.mapping,
-                &(checkpoint.region_start as i64),
-                &rows_crc,
-            ];
+    /// Records the checkpoint (the batch held `records` records) in the
+    /// open transaction: `false` when the stored one already covers the
+    /// batch. Without checkpoints, `true`.
+    fn record(&mut self, checkpoint: &Checkpoint<'_>, records: u64) -> Result<bool, PgError> {
+        let Some(import) = checkpoint.import else {
+            return Ok(true);
+        };
+        let Part { index, count } = import.part;
+        let rows_crc = checkpoint.rows_crc.map(i64::from);
+        let params: [&(dyn ToSql + Sync); 11] = [
+            &self.plan.table,
+            &import.input,
+            &(index as i32),
+            &(count as i32),
+            &(checkpoint.shard as i32),
+            &(import.shards as i32),
+            &(checkpoint.last_record as i64),
+            &(records as i64),
+            &import.mapping,
+            &(checkpoint.region_start as i64),
+            &rows_crc,
+        ];
+        let changed =
             self.conn
                 .execute(&self.statements.record, &params, "recording the checkpoint")?;
-        }
+        Ok(changed > 0)
+    }
+
+    /// The bad records to the reject file, `COMMIT`.
+    fn finish(&mut self, rejected: &[Rejected]) -> Result<(), PgError> {
         // Before the COMMIT: a kill after it cannot lose them (see `reject`).
         self.rejects.write(rejected)?;
         // When a COMMIT's connection is gone (a FATAL from a terminated

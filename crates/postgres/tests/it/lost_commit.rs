@@ -126,3 +126,102 @@ fn pg_lost_commit_without_checkpoints_is_an_error_not_a_second_send() {
     );
     assert_eq!(table.hash().0, 1, "the batch did land, once");
 }
+
+/// A proxy that, at the `cut`-th `COMMIT`, closes the sink's side at once
+/// and passes that `COMMIT` to the server only `hold` later: the sink
+/// reconnects while its old transaction is still open and commits after.
+fn late_proxy(cut: usize, hold: Duration) -> String {
+    let seen = Arc::new(AtomicUsize::new(0));
+    common::proxy(move |client, server| {
+        let seen = Arc::clone(&seen);
+        let (mut from_server, mut to_client) =
+            (server.try_clone().unwrap(), client.try_clone().unwrap());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 65536];
+            while let Ok(n @ 1..) = from_server.read(&mut buf) {
+                if to_client.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+            }
+        });
+        let (mut from_client, mut to_server) = (client, server);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 65536];
+            while let Ok(n @ 1..) = from_client.read(&mut buf) {
+                let commit = buf[..n].windows(COMMIT.len()).any(|w| w == COMMIT);
+                if commit && seen.fetch_add(1, Ordering::SeqCst) + 1 == cut {
+                    let _ = from_client.shutdown(Shutdown::Both);
+                    std::thread::sleep(hold);
+                    let _ = to_server.write_all(&buf[..n]);
+                    std::thread::sleep(Duration::from_millis(300));
+                    let _ = to_server.shutdown(Shutdown::Both);
+                    break;
+                }
+                if to_server.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+            }
+        });
+    })
+}
+
+/// Rows 1..=30 of `(id, n)`, `n` as given.
+fn numbered(n: impl Fn(u32) -> String) -> Rows {
+    let owned: Vec<[Option<String>; 2]> = (1..=30)
+        .map(|i: u32| [Some(i.to_string()), Some(n(i))])
+        .collect();
+    let refs: Vec<[Option<&str>; 2]> = owned
+        .iter()
+        .map(|[a, b]| [a.as_deref(), b.as_deref()])
+        .collect();
+    let slices: Vec<&[Option<&str>]> = refs.iter().map(|r| &r[..]).collect();
+    Rows::text(&["id", "n"], &slices)
+}
+
+#[test]
+fn pg_a_commit_still_under_way_when_the_sink_reconnects_is_not_sent_again() {
+    // No key: a batch stored twice would show as 10 rows more.
+    let name = "pgsink_late_commit";
+    let mut table = Table::new(name, "CREATE TABLE {t} (id int, n int)");
+    let config = PgConfig::new(
+        late_proxy(2, Duration::from_millis(1500)),
+        name,
+        &["id", "n"],
+    );
+    let summary = Import::new(PgTarget::new(config))
+        .batch_rows(10)
+        .checkpoints("late commit 30", "id,n")
+        .run(vec![numbered(|i| i.to_string())])
+        .unwrap();
+    assert!(summary.rewinds >= 1, "the COMMIT was not cut: {summary:?}");
+    assert_eq!(table.hash().0, 30);
+    assert_eq!(summary.rows_written, 30, "{summary:?}");
+}
+
+#[test]
+fn pg_a_replay_after_a_lost_commit_counts_each_bad_record_once() {
+    // Records 12 and 14 hold a value numeric(5,2) would round: refused
+    // before sending, in the batch whose COMMIT is cut.
+    let name = "pgsink_lost_commit_budget";
+    let mut table = Table::new(
+        name,
+        "CREATE TABLE {t} (id int PRIMARY KEY, n numeric(5,2))",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.tsv");
+    let config = PgConfig::new(proxy(2), name, &["id", "n"])
+        .max_bad(2)
+        .reject_file(&file);
+    let target = PgTarget::new(config);
+    let rows = numbered(|i| if i == 12 || i == 14 { "1.234" } else { "1.5" }.into());
+    let summary = Import::new(target.clone())
+        .batch_rows(10)
+        .checkpoints("lost commit budget 30", "id,n")
+        .run(vec![rows])
+        .unwrap();
+    assert!(summary.rewinds >= 1, "the COMMIT was not cut: {summary:?}");
+    assert_eq!(target.rejected(), 2);
+    assert_eq!(table.hash().0, 28);
+    let lines = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(lines.lines().count(), 2, "{lines}");
+}
