@@ -193,8 +193,12 @@ pub fn retryable_sqlstate(code: &str) -> bool {
         code,
         // serialization_failure, deadlock_detected
         "40001" | "40P01"
-        // admin_shutdown, crash_shutdown, cannot_connect_now
-        | "57P01" | "57P02" | "57P03"
+        // admin_shutdown, crash_shutdown, cannot_connect_now,
+        // idle_session_timeout (the server closed a session left idle)
+        | "57P01" | "57P02" | "57P03" | "57P05"
+        // lock_not_available (`lock_timeout` expired), as MySQL's lock
+        // wait timeout is retried
+        | "55P03"
         // too_many_connections
         | "53300"
     ) || code.starts_with("08") // connection exceptions
@@ -255,7 +259,9 @@ mod tests {
 
     #[test]
     fn sqlstates_are_classified() {
-        for code in ["40001", "40P01", "57P01", "08006", "08000", "53300"] {
+        for code in [
+            "40001", "40P01", "57P01", "57P05", "55P03", "08006", "08000", "53300",
+        ] {
             assert!(retryable_sqlstate(code), "{code}");
         }
         for code in ["23505", "22P02", "42P01", "22001", "23502"] {

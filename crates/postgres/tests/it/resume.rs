@@ -238,3 +238,33 @@ fn pg_resume_an_old_checkpoint_table_is_migrated_in_place() {
         .batch_execute("DROP SCHEMA pgsink_mig CASCADE")
         .unwrap();
 }
+
+#[test]
+fn pg_a_lock_timeout_is_replayed() {
+    // Another session holds an uncommitted row with key 7; the import's
+    // COPY waits on it past `lock_timeout` (55P03), rolls back and
+    // replays until that session lets go.
+    let name = "pg_lock_timeout";
+    let mut table = Table::new(name, DDL);
+    let (held, holding) = std::sync::mpsc::channel();
+    let holder = std::thread::spawn(move || {
+        let mut session = crate::common::client();
+        session
+            .batch_execute(&format!(
+                "BEGIN; INSERT INTO {name} (id, name) VALUES (7, 'held')"
+            ))
+            .unwrap();
+        held.send(()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        session.batch_execute("ROLLBACK").unwrap();
+    });
+    holding.recv().unwrap();
+    let config =
+        PgConfig::new(url(), name, &["id", "name"]).init_command("SET lock_timeout = '100ms'");
+    let summary = import(PgTarget::new(config))
+        .run(vec![Rows::numbered(100)])
+        .unwrap();
+    holder.join().unwrap();
+    assert!(summary.rewinds >= 1, "{summary:?}");
+    assert_eq!(table.hash().0, 100);
+}
