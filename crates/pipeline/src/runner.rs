@@ -10,6 +10,7 @@ use ringpipe_ring::{
 };
 
 use crate::digest::RowsDigest;
+use crate::retry::retrying;
 use crate::split_check::SplitCheck;
 use crate::stages::{RowEvent, RunState, SinkStage};
 use crate::summary::{summary, RunError, RunFailure};
@@ -142,7 +143,11 @@ impl<S: Source> Pipeline<S> {
         let mut sinks = Vec::with_capacity(shards);
         for local in 0..shards {
             let shard = self.first_shard + local;
-            match make_sink(shard) {
+            // A connection refused for a while (a server restarting, its
+            // connections all taken by other importers) is waited for as a
+            // batch's would be.
+            let what = format!("opening shard {shard}'s sink");
+            match retrying(&what, self.settings.retry_for, || make_sink(shard)) {
                 Ok(sink) => sinks.push(SinkStage::new(
                     sink,
                     // Without checkpoints there is nothing to digest for.

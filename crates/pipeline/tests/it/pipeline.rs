@@ -142,6 +142,20 @@ fn a_sink_that_cannot_open_fails_before_reading() {
 }
 
 #[test]
+fn a_sink_refused_for_a_while_is_opened_when_the_server_lets_it() {
+    let target = Memory::default().with_faults(Faults {
+        refused_opens: std::sync::Arc::new(3.into()),
+        ..Faults::default()
+    });
+    let summary = Import::new(target.clone())
+        .shards(2)
+        .run(vec![region(0, 100)])
+        .unwrap();
+    assert_eq!(summary.rows_written, 100);
+    assert_eq!(target.faults.refused_opens.load(Ordering::SeqCst), 0);
+}
+
+#[test]
 fn progress_is_reported_and_ends_with_the_totals() {
     let mut last = None;
     Import::new(Memory::default())

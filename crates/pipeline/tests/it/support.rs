@@ -105,6 +105,9 @@ pub struct Faults {
     pub fatal_id: Option<u64>,
     /// Refuse to open this shard's sink.
     pub unopenable: Option<usize>,
+    /// Refuse this many openings of any sink retryably first, as a server
+    /// with every connection taken would.
+    pub refused_opens: Arc<AtomicU64>,
     /// Fail each kind of checkpoint bookkeeping (read, clear, mark
     /// complete) retryably the first time, as a deadlock would; the kinds
     /// asked for are collected here.
@@ -167,6 +170,16 @@ impl Target for Memory {
             return Err(TestError {
                 message: "no connection".into(),
                 retryable: false,
+            });
+        }
+        let refused = &self.faults.refused_opens;
+        if refused
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            return Err(TestError {
+                message: "too many connections".into(),
+                retryable: true,
             });
         }
         Ok(MemorySink {
