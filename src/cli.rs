@@ -60,9 +60,10 @@ pub struct ImportArgs {
     /// Input format (default: by the file's extension, else XML).
     #[arg(help_heading = "Input", long, value_enum)]
     pub format: Option<FormatArg>,
-    /// CSV field delimiter (one ASCII character, not `"`, CR or LF).
-    #[arg(help_heading = "Input", long, default_value_t = ',')]
-    pub delimiter: char,
+    /// CSV field delimiter (one ASCII character, not `"`, CR or LF;
+    /// default: a tab for a `.tsv` or `.tsv.gz` file, else `,`).
+    #[arg(help_heading = "Input", long)]
+    pub delimiter: Option<char>,
     /// Unquoted CSV fields equal to this are NULL; a quoted one stays text,
     /// as in PostgreSQL's CSV (default: none; empty is empty).
     #[arg(help_heading = "Input", long)]
@@ -135,7 +136,8 @@ pub struct ImportArgs {
     /// `sql_mode` still gains `STRICT_TRANS_TABLES` after it.
     #[arg(help_heading = "Target", long = "init-command", value_name = "SQL")]
     pub init_commands: Vec<String>,
-    /// Bad records to divert to --reject-file before stopping.
+    /// Bad records to divert to --reject-file before stopping, counted in
+    /// this run (a --resume counts again from 0).
     #[arg(
         help_heading = "Reliability",
         long,

@@ -39,10 +39,10 @@ pub fn check_args(args: &ImportArgs) -> Result<(), CliError> {
     if text && (!args.maps.is_empty() || args.row != "row") {
         return usage("--row and --map are for XML input");
     }
-    if !args.delimiter.is_ascii() {
+    if !delimiter(args).is_ascii() {
         return usage("--delimiter must be one ASCII character");
     }
-    if let Err(why) = TextConfig::check_delimiter(args.delimiter as u8) {
+    if let Err(why) = TextConfig::check_delimiter(delimiter(args) as u8) {
         return usage(&format!("--delimiter: {why}"));
     }
     Ok(())
@@ -79,10 +79,16 @@ pub fn table_columns(args: &ImportArgs) -> Result<Vec<String>, CliError> {
     })
 }
 
+/// `--delimiter`, else the one the file's name implies (a tab for `.tsv`).
+fn delimiter(args: &ImportArgs) -> char {
+    args.delimiter
+        .unwrap_or_else(|| TextConfig::delimiter_for(&args.file) as char)
+}
+
 fn text_config(args: &ImportArgs, columns: &[String]) -> TextConfig {
     let mut config = TextConfig::new(columns.iter().cloned())
         .strict(args.strict)
-        .delimiter(args.delimiter as u8)
+        .delimiter(delimiter(args) as u8)
         .allow_empty(args.allow_empty);
     if let Some(null) = &args.null_string {
         config = config.null_string(null.clone());
@@ -124,7 +130,8 @@ pub fn mapping(args: &ImportArgs) -> String {
         FormatArg::Xml => String::new(),
         FormatArg::Csv => format!(
             ";format=csv;delimiter={};null={:?}",
-            args.delimiter, args.null_string
+            delimiter(args),
+            args.null_string
         ),
         FormatArg::Jsonl => ";format=jsonl".into(),
     }

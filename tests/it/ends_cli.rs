@@ -1,12 +1,13 @@
 //! The second source and sink from the command line: a CSV file into
 //! PostgreSQL and a JSON Lines file into MariaDB, each landing exactly as
-//! the same catalogue imported from XML.
+//! the same catalogue imported from XML; and the text inputs' defaults as
+//! dry runs (no server): a `.tsv` file's tab, an empty CSV file.
 
 use std::path::Path;
 
 use crate::common::{
     catalogue_files, checksum, count, fresh_pg_table, fresh_table, pg_hash, pg_url, ringpipe,
-    stderr, url,
+    stderr, stdout, url,
 };
 
 const ROWS: u64 = 3_000;
@@ -87,4 +88,89 @@ fn cli_flags_of_the_other_sink_are_usage_errors() {
     refused("--write-path", "bulk", "copy-binary or copy-text");
     // A delimiter that quotes fields is refused before anything is read.
     refused("--delimiter", "\"", "--delimiter: the delimiter cannot be");
+}
+
+/// A dry run of `file` into the columns `id,name`, then `extra`.
+fn dry_run(file: &Path, extra: &[&str]) -> std::process::Output {
+    let file = file.to_str().unwrap();
+    let url = "mysql://nobody@127.0.0.1:1/none";
+    let mut args = vec!["import", file, "--url", url, "--table", "t"];
+    args.extend(["--columns", "id,name", "--dry-run", "--json"]);
+    args.extend(extra);
+    ringpipe(&args)
+}
+
+#[test]
+fn a_tsv_file_is_tab_separated_unless_a_delimiter_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["t.tsv", "t.tsv.gz"] {
+        let path = dir.path().join(name);
+        let text = b"id\tname\n1\ta,b\n";
+        match name.ends_with(".gz") {
+            true => {
+                use std::io::Write;
+                let file = std::fs::File::create(&path).unwrap();
+                let mut gz = flate2::write::GzEncoder::new(file, Default::default());
+                gz.write_all(text).unwrap();
+                gz.finish().unwrap();
+            }
+            false => std::fs::write(&path, text).unwrap(),
+        }
+        let output = dry_run(&path, &["--preview", "1"]);
+        assert!(output.status.success(), "{name}: {}", stderr(&output));
+        let report: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+        assert_eq!(
+            report["preview"],
+            serde_json::json!([{"id": "1", "name": "a,b"}]),
+            "{name}"
+        );
+        // An explicit delimiter wins: the header is then one field.
+        let output = dry_run(&path, &["--delimiter", ","]);
+        assert_eq!(output.status.code(), Some(2), "{name}: {}", stderr(&output));
+        assert!(
+            stderr(&output).contains("[\"id\\tname\"]"),
+            "{}",
+            stderr(&output)
+        );
+    }
+}
+
+#[test]
+fn an_empty_csv_file_is_empty_and_accepted_with_allow_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [("e.csv", &b""[..]), ("bom.csv", b"\xef\xbb\xbf")] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let output = dry_run(&path, &[]);
+        assert_eq!(output.status.code(), Some(3), "{name}: {}", stderr(&output));
+        assert!(
+            stderr(&output).contains("the input is empty (no CSV header, no record)"),
+            "{name}: {}",
+            stderr(&output)
+        );
+        let output = dry_run(&path, &["--allow-empty"]);
+        assert!(output.status.success(), "{name}: {}", stderr(&output));
+        let report: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+        assert_eq!(report["rows_read"], 0, "{name}");
+    }
+}
+
+#[test]
+fn cli_csv_with_cr_line_ends_names_the_line_of_a_rejected_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("cr.csv");
+    // Classic Mac line ends; record 3, on line 5 (record 2's quoted value
+    // holds a line end), has a price that is no number.
+    let text = "id,sku,name,price\r1,s1,a,1.50\r2,s2,\"b\rc\",2.50\r3,s3,c,abc\r4,s4,d,4.50\r";
+    std::fs::write(&csv, text).unwrap();
+    let rejects = dir.path().join("rejects.tsv");
+    let table = "ends_cli_pg_cr";
+    let _table = fresh_pg_table(table);
+    let rejects_arg = rejects.to_str().unwrap();
+    let columns = ["--columns", "id,sku,name,price", "--max-bad", "1"];
+    let extra = [&columns[..], &["--reject-file", rejects_arg]].concat();
+    import(&csv, &pg_url(), table, &extra);
+    let lines = std::fs::read_to_string(&rejects).unwrap();
+    assert!(lines.starts_with("3\t5:1\t"), "{lines}");
+    assert_eq!(pg_hash(table).0, 3);
 }

@@ -173,7 +173,7 @@ fn a_header_without_a_column_and_a_fault_in_a_later_region_are_named() {
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     assert!(
         stderr(&output)
-            .contains("f.jsonl:3000:48: record 3000: a JSON object (the key \"name\" twice)"),
+            .contains("f.jsonl:3000:43: record 3000: a JSON object (the key \"name\" twice)"),
         "{}",
         stderr(&output)
     );

@@ -9,7 +9,8 @@ pub struct TextConfig {
     pub columns: Vec<String>,
     /// A field named by no column is an error instead of being skipped.
     pub strict: bool,
-    /// CSV: the field delimiter (default `,`).
+    /// CSV: the field delimiter (default `,`; for a file, see
+    /// [`TextConfig::delimiter_for`]).
     pub delimiter: u8,
     /// CSV: an unquoted field equal to this is `NULL` (default: none; an
     /// empty field is the empty string). A quoted field is always text.
@@ -67,6 +68,21 @@ impl TextConfig {
         }
     }
 
+    /// The delimiter a file's name implies: a tab for `.tsv` (also under
+    /// `.gz`), else `,`. The command line uses it unless `--delimiter` is
+    /// given, so that a TSV file is not read as one field per line.
+    pub fn delimiter_for(path: &Path) -> u8 {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let name = name.to_ascii_lowercase();
+        match name.strip_suffix(".gz").unwrap_or(&name).ends_with(".tsv") {
+            true => b'\t',
+            false => b',',
+        }
+    }
+
     /// Sets the CSV null string.
     pub fn null_string(mut self, null: impl Into<String>) -> Self {
         self.null_string = Some(null.into());
@@ -84,11 +100,6 @@ impl TextConfig {
         self.allow_empty = allow;
         self
     }
-
-    /// The index of column `name`.
-    pub(crate) fn column(&self, name: &str) -> Option<usize> {
-        self.columns.iter().position(|c| c == name)
-    }
 }
 
 /// The text formats, as a file's extension names them.
@@ -101,8 +112,8 @@ pub enum Format {
 }
 
 impl Format {
-    /// The format a file name says (`.csv`, `.jsonl`, `.ndjson`, also
-    /// under `.gz`), if any.
+    /// The format a file name says (`.csv` and `.tsv`, `.jsonl` and
+    /// `.ndjson`, also under `.gz`), if any.
     pub fn from_path(path: &Path) -> Option<Format> {
         let name = path.file_name()?.to_str()?.to_ascii_lowercase();
         let name = name.strip_suffix(".gz").unwrap_or(&name);
@@ -128,5 +139,24 @@ mod tests {
             Some(Format::Jsonl)
         );
         assert_eq!(Format::from_path(Path::new("a.xml")), None);
+        assert_eq!(Format::from_path(Path::new("a.tsv.gz")), Some(Format::Csv));
+    }
+
+    #[test]
+    fn a_tsv_file_is_tab_separated() {
+        for (name, delimiter) in [
+            ("a.tsv", b'\t'),
+            ("d/A.TSV.gz", b'\t'),
+            ("a.csv", b','),
+            ("a.csv.gz", b','),
+            ("tsv", b','),
+            ("-", b','),
+        ] {
+            assert_eq!(
+                TextConfig::delimiter_for(Path::new(name)),
+                delimiter,
+                "{name}"
+            );
+        }
     }
 }

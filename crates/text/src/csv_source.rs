@@ -7,16 +7,28 @@ use std::sync::Arc;
 use ringpipe_pipeline::{RecordPosition, Row, Source, SourceProgress};
 
 use crate::csv_fields::{self, FieldError, Fields, Malformed};
+use crate::csv_header::map_header;
 use crate::input::{self, NotUtf8};
 use crate::place::{self, Begin, Place};
 use crate::region::{self, Text};
 use crate::{TextConfig, TextError};
 
-/// CSV records as rows: the header row names the fields, quoting is RFC
-/// 4180's (a quoted field may hold the delimiter, `""` and newlines), every
-/// record has the header's field count, and every field is UTF-8. Only an
-/// unquoted field equal to the null string is `NULL` (as in PostgreSQL's
-/// CSV format); empty lines are skipped.
+/// The most fields a header may have: more than any table has columns
+/// (MySQL allows 4096, PostgreSQL 1600), so no header a table can take is
+/// refused, and a header of endless delimiters is refused before it takes
+/// more memory than this many fields.
+const MAX_HEADER_FIELDS: usize = 4096;
+
+/// CSV records as rows: the header row names the fields (at most 4096),
+/// quoting is RFC 4180's (a quoted field may hold the delimiter, `""` and
+/// newlines), every record has the header's field count, and every field
+/// is UTF-8. Only an unquoted field equal to the null string is `NULL` (as
+/// in PostgreSQL's CSV format). Empty lines are skipped, except in a file
+/// of one field: there an empty line is a record whose field is empty (as
+/// PostgreSQL's `COPY … CSV` reads it), so `NULL` for an empty null string.
+/// `\n`, `\r` and `\r\n` each end a line. An input without even a header
+/// (empty, or only line ends) is an error unless
+/// [`TextConfig::allow_empty`] accepts it as one without records.
 ///
 /// Records are split as `csv-core` (the `csv` crate's parser) splits them,
 /// keeping what the `csv` crate does not say: whether a field was quoted,
@@ -106,8 +118,8 @@ impl CsvSource {
             config,
             place,
         };
-        // Record 0 is the header.
-        let read = source.fields.next_record(usize::MAX);
+        // Record 0 is the header, whose fields are all kept: so many at most.
+        let read = source.fields.next_record_at_most(MAX_HEADER_FIELDS);
         let read = read.map_err(|e| match source.field_error(e) {
             TextError::Syntax {
                 record: _,
@@ -124,16 +136,25 @@ impl CsvSource {
             },
             other => other,
         });
-        let mut header = Vec::new();
-        if read? {
-            let text = source.record_text(0)?;
-            for index in 0..source.fields.kept() {
-                let (name, _) = source.field(text, index, 0)?;
-                header.push(name.to_owned());
-            }
+        if !read? {
+            // Without a header the file holds no record either; allowed, the
+            // source ends at once (its width 0 reads nothing more).
+            return match source.config.allow_empty {
+                true => Ok(source),
+                false => Err(TextError::Empty {
+                    input: source.place.input.clone(),
+                }),
+            };
+        }
+        let text = source.record_text(0)?;
+        let mut header = Vec::with_capacity(source.fields.kept());
+        for index in 0..source.fields.kept() {
+            let (name, _) = source.field(text, index, 0)?;
+            header.push(name.to_owned());
         }
         source.fill = map_header(&header, &source.config, &source.place.input)?.into();
         source.width = header.len();
+        source.fields.keep_empty_lines(source.width == 1);
         Ok(source)
     }
 
@@ -220,6 +241,16 @@ impl CsvSource {
                     self.config.max_value_bytes
                 ),
             ),
+            // Only the header is read with a limit on its fields.
+            FieldError::TooManyFields => self.error(
+                self.fields.line(),
+                column,
+                0,
+                format!(
+                    "a header of at most {MAX_HEADER_FIELDS} fields (no table has more \
+                     columns: MySQL allows 4096, PostgreSQL 1600)"
+                ),
+            ),
         }
     }
 
@@ -231,6 +262,7 @@ impl CsvSource {
             Begin::Started(text, at) => {
                 let (delimiter, max) = (self.config.delimiter, self.config.max_value_bytes);
                 self.fields = Fields::new(text, delimiter, at.offset, at.line, max);
+                self.fields.keep_empty_lines(self.width == 1);
             }
         }
         self.read(row)
@@ -279,40 +311,6 @@ fn check_delimiter(input: &str, config: &TextConfig) -> Result<(), TextError> {
         input: input.to_owned(),
         why,
     })
-}
-
-/// Which column each header field fills; every column must be named.
-fn map_header(
-    header: &[String],
-    config: &TextConfig,
-    input: &str,
-) -> Result<Vec<Option<usize>>, TextError> {
-    let mapping = |why: String| TextError::Mapping {
-        input: input.to_owned(),
-        why,
-    };
-    let mut fill = Vec::with_capacity(header.len());
-    for name in header {
-        let column = config.column(name);
-        if column.is_some() && fill.contains(&column) {
-            return Err(mapping(format!("the header names {name:?} twice")));
-        }
-        if column.is_none() && config.strict {
-            return Err(mapping(format!("the header's {name:?} is not a column")));
-        }
-        fill.push(column);
-    }
-    let missing: Vec<&String> = (config.columns.iter().enumerate())
-        .filter(|(i, _)| !fill.contains(&Some(*i)))
-        .map(|(_, c)| c)
-        .collect();
-    if !missing.is_empty() {
-        return Err(mapping(format!(
-            "the header names no field for the column(s) {missing:?}; its fields are \
-             {header:?} (choose the columns with --columns / TextConfig::new)"
-        )));
-    }
-    Ok(fill)
 }
 
 impl Source for CsvSource {

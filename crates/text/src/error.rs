@@ -44,6 +44,16 @@ pub enum TextError {
         /// The input's name.
         input: String,
     },
+    /// The CSV input is empty (or holds only line ends): not even a header
+    /// (see [`TextConfig::allow_empty`](crate::TextConfig::allow_empty)).
+    #[error(
+        "{input}: the input is empty (no CSV header, no record); \
+         if an empty input is expected, --allow-empty (TextConfig::allow_empty) accepts it"
+    )]
+    Empty {
+        /// The input's name.
+        input: String,
+    },
     /// The header or the fields do not fit the columns.
     #[error("{input}: {why}")]
     Mapping {

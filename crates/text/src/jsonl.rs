@@ -1,15 +1,16 @@
 //! [`JsonlSource`]: one JSON object per line, through `serde_json`.
 
-use std::borrow::Cow;
-use std::fmt;
+use std::cell::Cell;
 use std::io::{BufRead, Read};
 use std::path::Path;
 
 use ringpipe_pipeline::{RecordPosition, Row, Source, SourceProgress};
-use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
-use serde_json::value::RawValue;
+use serde::de::DeserializeSeed;
+use serde_json::error::Category;
 
 use crate::input::{self, NotUtf8};
+use crate::json_object::{self, ObjectSeed, Refusal};
+use crate::names::Names;
 use crate::place::{self, Begin, Place};
 use crate::region::{Boundary, Text};
 use crate::{TextConfig, TextError};
@@ -19,11 +20,15 @@ use crate::{TextConfig, TextError};
 /// given twice is an error. `null` is `NULL`; a string is its unescaped
 /// text; numbers, booleans, arrays and objects are their JSON text as
 /// written (so a number keeps every digit). A column no key names is
-/// `NULL`.
+/// `NULL`, but an object must name one column at least (`{}`, or keys in
+/// another case, would land a row of `NULL`s). A key that names a column
+/// only when case is ignored (`ID` for `id`) is an error. Faults name the
+/// line and the character column of the key or value at fault.
 pub struct JsonlSource {
     reader: Box<dyn BufRead + Send>,
     line: Vec<u8>,
     config: TextConfig,
+    names: Names,
     place: Place,
     /// Lines of the whole input read so far.
     lines: u64,
@@ -112,6 +117,7 @@ impl JsonlSource {
         JsonlSource {
             reader,
             line: Vec::new(),
+            names: Names::new(&config.columns),
             config,
             lines: 0,
             bytes: place.start(),
@@ -140,7 +146,14 @@ impl JsonlSource {
             let start = self.bytes;
             (self.lines, self.place.records) = (self.lines + 1, self.place.records + 1);
             match NotUtf8::of(&e) {
-                Some(fault) => self.error(fault.offset - start + 1, fault.to_string()),
+                // The line's bytes before the fault are read, and UTF-8.
+                Some(fault) => {
+                    let at =
+                        usize::try_from(fault.offset.saturating_sub(start)).unwrap_or(usize::MAX);
+                    let before = &self.line[..at.min(self.line.len())];
+                    let column = input::text(before).map_or(before.len(), |t| t.chars().count());
+                    self.error(column as u64 + 1, fault.to_string())
+                }
                 None => TextError::Io {
                     input: self.place.input.clone(),
                     source: e,
@@ -156,7 +169,7 @@ impl JsonlSource {
             self.place.records += 1;
             let max = self.config.max_value_bytes;
             return Err(self.error(
-                0,
+                1,
                 format!("a line of at most {max} bytes (TextConfig::max_value_bytes)"),
             ));
         }
@@ -167,114 +180,104 @@ impl JsonlSource {
     fn fill(&self, row: &mut Row) -> Result<(), TextError> {
         let text = input::text(&self.line).map_err(|at| {
             let byte = self.line[at];
-            self.error(at as u64 + 1, format!("UTF-8 text, found byte {byte:#04x}"))
+            // The bytes before the first fault are UTF-8.
+            let before = input::text(&self.line[..at]).unwrap_or_default();
+            let at = column(before, before.len());
+            self.error(at, format!("UTF-8 text, found byte {byte:#04x}"))
         })?;
-        let object: Object<'_> = serde_json::from_str(text).map_err(|e| {
-            let message = e.to_string();
-            let message = message.split(" at line ").next().unwrap_or_default();
-            self.error(e.column() as u64, format!("a JSON object ({message})"))
-        })?;
-        for (key, value) in object.0 {
-            let Some(column) = self.config.column(&key) else {
-                if self.config.strict {
-                    let why = format!("{key:?}, which is not a column");
-                    return Err(self.error(0, format!("no key {why}")));
-                }
-                continue;
+        let refusal = Cell::new(None);
+        let seed = ObjectSeed {
+            names: &self.names,
+            strict: self.config.strict,
+            refusal: &refusal,
+        };
+        let mut json = serde_json::Deserializer::from_str(text);
+        let object = seed
+            .deserialize(&mut json)
+            .and_then(|object| json.end().map(|()| object))
+            .map_err(|e| self.json_error(text, &e, refusal.take()))?;
+        if object.filled == 0 {
+            let found = match &object.unknown {
+                None => "no key".to_owned(),
+                Some(key) => format!("only keys that name none, as {key:?}"),
             };
+            let columns = self.names.listed();
+            return Err(self.error(
+                column(text, value_start(text)),
+                format!("a key naming a column ({columns}), found {found}"),
+            ));
+        }
+        for (index, value) in object.values.iter().enumerate() {
+            let Some(value) = value else { continue };
             let raw = value.get();
             match raw.as_bytes()[0] {
-                b'n' => row.set_null(column),
-                // Without escapes a string is its text between the quotes
-                // (the parse above refused control characters in it).
-                b'"' if memchr::memchr(b'\\', raw.as_bytes()).is_none() => {
-                    row.set(column, &raw[1..raw.len() - 1]);
-                }
+                b'n' => row.set_null(index),
                 b'"' => {
-                    let text: Cow<'_, str> = serde_json::from_str::<Key<'_>>(raw)
-                        .map_err(|e| self.error(0, format!("a JSON string: {e}")))?
-                        .0;
-                    row.set(column, &text);
+                    let value = json_object::string_text(raw).map_err(|e| {
+                        let why = json_object::message(&e);
+                        let at = column(text, offset(text, raw));
+                        self.error(at, format!("a JSON string ({why})"))
+                    })?;
+                    row.set(index, &value);
                 }
-                _ => row.set(column, raw),
+                _ => row.set(index, raw),
             }
         }
         Ok(())
     }
+
+    /// The error of the line `text` that did not parse as an object: at
+    /// the key of the object's own fault, else where `serde_json` stopped.
+    fn json_error(
+        &self,
+        text: &str,
+        error: &serde_json::Error,
+        refusal: Option<Refusal<'_>>,
+    ) -> TextError {
+        if let Some(Refusal { at, expected }) = refusal {
+            return self.error(column(text, offset(text, at)), expected);
+        }
+        let at = match error.classify() {
+            // The line ends too early: where more was expected.
+            Category::Eof => text.trim_end_matches(['\n', '\r']).len(),
+            // Not an object (the only fault of this kind but the object's
+            // own): the value that is not.
+            Category::Data => value_start(text),
+            // At the byte `serde_json` names by its 1-based column; the
+            // text is one line but for its line end, after which only the
+            // end can be.
+            _ if error.line() == 1 => error.column().saturating_sub(1),
+            _ => text.trim_end_matches(['\n', '\r']).len(),
+        };
+        let why = json_object::message(error);
+        self.error(column(text, at), format!("a JSON object ({why})"))
+    }
+}
+
+/// The 1-based character column of byte `at` of the line `text` (of the
+/// character it is in).
+fn column(text: &str, at: usize) -> u64 {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    text[..at].chars().count() as u64 + 1
+}
+
+/// The offset in `text` of `part`, a slice of it.
+fn offset(text: &str, part: &str) -> usize {
+    (part.as_ptr() as usize).saturating_sub(text.as_ptr() as usize)
+}
+
+/// The offset of the line's value: its first byte that is not whitespace.
+fn value_start(text: &str) -> usize {
+    text.len() - text.trim_start_matches([' ', '\t', '\r', '\n']).len()
 }
 
 /// Whether a line holds nothing but JSON whitespace.
 fn blank(line: &[u8]) -> bool {
     line.iter()
         .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
-}
-
-/// The entries of one JSON object, in order, each key once.
-struct Object<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
-
-impl<'de> Deserialize<'de> for Object<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(ObjectVisitor)
-    }
-}
-
-struct ObjectVisitor;
-
-impl<'de> Visitor<'de> for ObjectVisitor {
-    type Value = Object<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Object<'de>, A::Error> {
-        // One allocation for the objects of a usual table's width.
-        let mut entries: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::with_capacity(16);
-        // Small objects are searched; large ones keep a set of their keys,
-        // so no line costs more than linear time.
-        let mut seen = std::collections::HashSet::new();
-        while let Some(Key(key)) = map.next_key()? {
-            let twice = match entries.len() < 16 {
-                true => entries.iter().any(|(k, _)| *k == key),
-                false => {
-                    if seen.is_empty() {
-                        seen.extend(entries.iter().map(|(k, _)| k.clone()));
-                    }
-                    !seen.insert(key.clone())
-                }
-            };
-            if twice {
-                return Err(de::Error::custom(format!("the key {key:?} twice")));
-            }
-            entries.push((key, map.next_value()?));
-        }
-        Ok(Object(entries))
-    }
-}
-
-/// A JSON string, borrowed when it holds no escapes.
-struct Key<'a>(Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v)))
-            }
-        }
-        deserializer.deserialize_str(KeyVisitor)
-    }
 }
 
 /// Hands `found` the first line start at or after each of `targets`

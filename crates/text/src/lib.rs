@@ -9,16 +9,18 @@
 //! per line through `serde_json`: keys name the fields (each once), `null`
 //! is SQL `NULL`, strings are their unescaped text, numbers and booleans
 //! their text as written, and nested arrays and objects their JSON text
-//! as written. Either fills each row's columns by field name; a CSV
-//! header must name every column, a JSON object may leave one out (it is
-//! `NULL`); a field no column names is skipped (an error when strict).
+//! as written. Either fills each row's columns by field name, matched
+//! exactly; a CSV header must name every column, a JSON object may leave
+//! one out (it is `NULL`) but must name one; a field no column names is
+//! skipped (an error when strict), and one that names a column only when
+//! case is ignored (`ID` for `id`, one column to MySQL) is an error.
 //!
 //! Both read a file (`.gz` decompressed, a UTF-8 byte-order mark skipped,
 //! UTF-16 refused, every byte checked to be UTF-8) or any reader, as one
 //! region or, for a plain file, as several that parse in parallel
 //! (`open_regions`), split at record boundaries and numbering records and
 //! lines in the whole file. They fail with the line (and the CSV field or
-//! the JSON column), the record number and what was expected.
+//! the JSON character column), the record number and what was expected.
 //!
 //! ```
 //! use ringpipe_pipeline::{Row, Source};
@@ -38,10 +40,13 @@
 
 mod config;
 mod csv_fields;
+mod csv_header;
 mod csv_source;
 mod error;
 mod input;
+mod json_object;
 mod jsonl;
+mod names;
 mod place;
 mod region;
 mod write;

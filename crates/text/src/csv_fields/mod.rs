@@ -8,6 +8,13 @@
 //! tests hold this module to it field by field, position by position, on
 //! random inputs.
 //!
+//! One rule differs when asked ([`Fields::keep_empty_lines`], for a file
+//! of one column): an empty line is then a record of one empty unquoted
+//! field, as PostgreSQL's `COPY … CSV` reads it, since skipping it would
+//! drop a value. Lines are counted as records end them: `\n`, `\r` and
+//! `\r\n` each end one line, so a file with `\r` line ends (classic Mac)
+//! numbers its lines too, also where a buffer ends between `\r` and `\n`.
+//!
 //! Two inputs `csv-core` reads leniently are refused here, because a value
 //! would land altered: text after a closing quote (`"a"b`, which
 //! `csv-core` reads as `ab`; PostgreSQL too, while other readers keep the
@@ -29,8 +36,11 @@ use std::ops::Range;
 
 use memchr::{memchr, memchr3};
 
+use lines::line_ends;
+
 use crate::region::Boundary;
 
+mod lines;
 #[cfg(test)]
 mod tests;
 
@@ -41,6 +51,8 @@ pub(crate) enum FieldError {
     Io(io::Error),
     /// A field is longer than the limit.
     TooLong,
+    /// A record has more fields than [`Fields::next_record_at_most`] allows.
+    TooManyFields,
     /// A field that is not CSV.
     Malformed(Malformed),
 }
@@ -80,8 +92,10 @@ struct Field {
     len: usize,
     max: usize,
     keep: bool,
-    /// Newlines read since the caller last took them.
+    /// Line ends read since the caller last took them.
     lines: u64,
+    /// The byte read last was a `\r` (a `\n` next ends no other line).
+    cr: bool,
 }
 
 /// Where in a field the next byte is.
@@ -106,6 +120,7 @@ impl Field {
             max,
             keep,
             lines: 0,
+            cr: false,
         }
     }
 
@@ -131,10 +146,11 @@ impl Field {
                     let rest = &buf[at..];
                     let end = memchr(b'"', rest).unwrap_or(rest.len());
                     self.append(&rest[..end], text)?;
-                    self.lines += rest[..end].iter().filter(|&&b| b == b'\n').count() as u64;
+                    self.lines += line_ends(&rest[..end], &mut self.cr);
                     at += end;
                     if end < rest.len() {
                         at += 1;
+                        self.cr = false;
                         self.state = State::ClosingQuote;
                     }
                 }
@@ -155,10 +171,13 @@ impl Field {
                         return Ok((buf.len(), None));
                     };
                     self.append(&rest[..end], text)?;
-                    // One byte of a `\r\n` record end: the `\n` is the
-                    // next record's empty line.
+                    // One byte of a `\r\n` record end: the `\r` ends the
+                    // line, and [`Fields::finish_line_end`] takes the `\n`.
+                    // No field starts with that `\n` (the record before it
+                    // takes it), so a line end here is always a new one.
                     let stop = rest[end];
-                    self.lines += u64::from(stop == b'\n');
+                    self.lines += u64::from(stop != delimiter);
+                    self.cr = stop == b'\r';
                     return Ok((at + end + 1, Some(stop != delimiter)));
                 }
             }
@@ -197,6 +216,10 @@ pub(crate) struct Fields<R> {
     record_at: (u64, u64),
     /// Line of the first byte of the field read last (or failing).
     field_line: u64,
+    /// The record read last ended at a `\r`: a `\n` next is its line end's.
+    cr: bool,
+    /// An empty line is a record of one empty field instead of skipped.
+    keep_empty_lines: bool,
 }
 
 impl<R: BufRead> Fields<R> {
@@ -216,17 +239,45 @@ impl<R: BufRead> Fields<R> {
             count: 0,
             record_at: (offset, line),
             field_line: line,
+            cr: false,
+            keep_empty_lines: false,
         }
+    }
+
+    /// Reads an empty line as a record of one empty unquoted field instead
+    /// of skipping it (for a file of one column, whose empty line is a
+    /// value; a wider file's would be a record of the wrong width). Either
+    /// way, the end of input after a line end is no record.
+    pub(crate) fn keep_empty_lines(&mut self, keep: bool) {
+        self.keep_empty_lines = keep;
     }
 
     /// Reads the next record, keeping its first `keep` fields (the rest
     /// are read and counted, so a record's memory stays bounded by `keep`
     /// fields); `Ok(false)` at the end of input.
     pub(crate) fn next_record(&mut self, keep: usize) -> Result<bool, FieldError> {
+        self.record(keep, usize::MAX)
+    }
+
+    /// Reads the next record, keeping every field, and refuses it at its
+    /// field `most + 1` ([`FieldError::TooManyFields`], with
+    /// [`Fields::count`] at `most` and [`Fields::line`] that field's
+    /// line) before reading that field: memory and time stay bounded by
+    /// `most` fields.
+    pub(crate) fn next_record_at_most(&mut self, most: usize) -> Result<bool, FieldError> {
+        self.record(most, most)
+    }
+
+    /// Reads the next record, keeping `keep` fields and refusing one of
+    /// more than `most`.
+    fn record(&mut self, keep: usize, most: usize) -> Result<bool, FieldError> {
         self.text.clear();
         self.fields.clear();
         self.count = 0;
-        self.skip_empty_lines()?;
+        self.finish_line_end()?;
+        if !self.keep_empty_lines {
+            self.skip_empty_lines()?;
+        }
         self.record_at = (self.offset, self.line);
         if self.reader.fill_buf()?.is_empty() {
             return Ok(false);
@@ -246,6 +297,9 @@ impl<R: BufRead> Fields<R> {
             if record_end {
                 return Ok(true);
             }
+            if self.count >= most {
+                return Err(FieldError::TooManyFields);
+            }
         }
     }
 
@@ -260,6 +314,7 @@ impl<R: BufRead> Fields<R> {
                 if field.state == State::Quoted {
                     return Err(FieldError::Malformed(Malformed::OpenQuote));
                 }
+                self.cr = false;
                 return Ok((field.quoted, true));
             }
             let read = field.read(buf, self.delimiter, &mut self.text);
@@ -269,9 +324,21 @@ impl<R: BufRead> Fields<R> {
             self.reader.consume(used);
             self.offset += used as u64;
             if let Some(end) = end {
+                self.cr = field.cr;
                 return Ok((field.quoted, end));
             }
         }
+    }
+
+    /// Consumes the `\n` of a `\r\n` whose `\r` ended the record read
+    /// last (and counted its line), so that the line end is whole: the next
+    /// record, or a split point, starts after it.
+    pub(crate) fn finish_line_end(&mut self) -> io::Result<()> {
+        if std::mem::take(&mut self.cr) && self.reader.fill_buf()?.first() == Some(&b'\n') {
+            self.reader.consume(1);
+            self.offset += 1;
+        }
+        Ok(())
     }
 
     /// Consumes the line ends before a record, so that its position is
@@ -286,8 +353,7 @@ impl<R: BufRead> Fields<R> {
             if skip == 0 {
                 return Ok(());
             }
-            let lines = input[..skip].iter().filter(|&&b| b == b'\n').count();
-            self.line += lines as u64;
+            self.line += line_ends(&input[..skip], &mut self.cr);
             self.reader.consume(skip);
             self.offset += skip as u64;
         }
@@ -358,6 +424,15 @@ pub(crate) fn scan(
                 return;
             };
             records += 1;
+            if records == 1 {
+                // The header: the regions read empty lines as its width says.
+                fields.keep_empty_lines(fields.count() == 1);
+            }
+            // A boundary follows a whole line end, so that a region never
+            // starts with the `\n` of a `\r\n`.
+            if fields.finish_line_end().is_err() {
+                return;
+            }
             let offset = fields.offset();
             // The first record is the header.
             if offset >= target && records > 1 && last != Some(offset) {

@@ -25,26 +25,35 @@ enum Fault {
 /// What reading a whole input gives: its records, then its fault.
 type Outcome = (Vec<Record>, Option<Fault>);
 
+/// The line of byte `at` of `input`: 1 and one more after each `\n`,
+/// `\r` and `\r\n`. (`csv-core` counts `\n` only, so a file with `\r`
+/// line ends would be all line 1.)
+fn line_at(input: &[u8], at: usize) -> u64 {
+    let ends = (0..at).filter(|&i| match input[i] {
+        b'\r' => true,
+        b'\n' => i == 0 || input[i - 1] != b'\r',
+        _ => false,
+    });
+    1 + ends.count() as u64
+}
+
 /// The records of `input` by `csv-core`, field by field, as the source
 /// read them before this splitter: empty lines skipped before each record
 /// (so that its position is its first byte's), the first byte fed alone
-/// (so that nothing is taken for a byte-order mark).
+/// (so that nothing is taken for a byte-order mark); lines by [`line_at`].
 fn by_csv_core(input: &[u8], delimiter: u8, max: usize) -> Outcome {
     let mut core = csv_core::ReaderBuilder::new().delimiter(delimiter).build();
     let (mut at, mut fed) = (0usize, false);
     let mut records = Vec::new();
     loop {
-        // Skip line ends before the record, counting the lines.
+        // Skip line ends before the record.
         while at < input.len() && matches!(input[at], b'\r' | b'\n') {
-            if input[at] == b'\n' {
-                core.set_line(core.line() + 1);
-            }
             at += 1;
         }
-        let record_at = (at as u64, core.line());
+        let record_at = (at as u64, line_at(input, at));
         let mut fields = Vec::new();
         loop {
-            let line = core.line();
+            let line = line_at(input, at);
             let quoted = input.get(at) == Some(&b'"');
             let mut out = vec![0u8; max + 1];
             let mut len = 0;
@@ -82,7 +91,7 @@ fn by_csv_core(input: &[u8], delimiter: u8, max: usize) -> Outcome {
                 break;
             }
         }
-        records.push((record_at, fields, (at as u64, core.line())));
+        records.push((record_at, fields, (at as u64, line_at(input, at))));
     }
 }
 
@@ -104,6 +113,7 @@ fn by_fields(input: &[u8], delimiter: u8, max: usize, capacity: usize) -> Outcom
                 return (records, Some(fault));
             }
             Err(FieldError::Io(e)) => panic!("{e}"),
+            Err(FieldError::TooManyFields) => panic!("no field limit was set"),
         }
         let kept = (0..fields.kept())
             .map(|i| {
@@ -317,12 +327,17 @@ fn the_scan_finds_the_boundaries_the_regions_read() {
         &mut |b| boundaries.push(b),
     );
     let (records, _) = by_fields(text.as_bytes(), b',', 100, 64);
+    // A boundary follows a whole line end: a `\r\n`'s `\n` too.
+    let whole = |offset: u64| match text.as_bytes()[offset as usize - 1..] {
+        [b'\r', b'\n', ..] => offset + 1,
+        _ => offset,
+    };
     let ends: Vec<Boundary> = records
         .iter()
         .enumerate()
         .skip(1)
         .map(|(i, (_, _, (offset, line)))| Boundary {
-            offset: *offset,
+            offset: whole(*offset),
             line: *line,
             records_before: i as u64,
         })
@@ -331,4 +346,88 @@ fn the_scan_finds_the_boundaries_the_regions_read() {
     // boundary. Target 7 falls in that record, whose end is taken: the
     // second's. Target 20 falls in the third, 200 past the end.
     assert_eq!(boundaries, [ends[0], ends[1], ends[2]]);
+}
+
+/// `(first field, line)` of each record of `input` read through buffers of
+/// 1 to 8 bytes, the same for all of them, with empty lines kept if `keep`.
+fn lines(input: &str, keep: bool) -> Vec<(String, u64)> {
+    let read = |capacity| {
+        let reader = BufReader::with_capacity(capacity, Cursor::new(input.as_bytes().to_vec()));
+        let mut fields = Fields::new(reader, b',', 0, 1, 100);
+        fields.keep_empty_lines(keep);
+        let mut records = Vec::new();
+        while fields.next_record(1).unwrap() {
+            let first = String::from_utf8(fields.text().to_vec()).unwrap();
+            records.push((first, fields.record_at().1));
+        }
+        records
+    };
+    let records = read(1);
+    for capacity in 2..=8 {
+        assert_eq!(read(capacity), records, "{input:?}, buffer {capacity}");
+    }
+    records
+}
+
+/// `records` as `lines` gives them.
+fn owned(records: &[(&str, u64)]) -> Vec<(String, u64)> {
+    records.iter().map(|&(f, l)| (f.to_owned(), l)).collect()
+}
+
+#[test]
+fn a_lone_cr_ends_a_line_and_a_crlf_one_wherever_a_buffer_ends() {
+    let input = "a\rb\r\nc\n\"x\ry\r\nz\"\rd\r\re\n";
+    let expected = [
+        ("a", 1),
+        ("b", 2),
+        ("c", 3),
+        ("x\ry\r\nz", 4),
+        ("d", 7),
+        ("e", 9),
+    ];
+    assert_eq!(lines(input, false), owned(&expected));
+}
+
+#[test]
+fn kept_empty_lines_are_records_of_one_empty_field() {
+    let input = "a\n\nb\r\n\r\n\rc\r\r\n\"\"\n\n";
+    let expected = [
+        ("a", 1),
+        ("", 2),
+        ("b", 3),
+        ("", 4),
+        ("", 5),
+        ("c", 6),
+        ("", 7),
+        ("", 8),
+        ("", 9),
+    ];
+    assert_eq!(lines(input, true), owned(&expected));
+    // The end of input after a line end is no record, with or without it.
+    assert_eq!(lines("a\r\n", true), owned(&[("a", 1)]));
+    assert_eq!(lines("a", true), owned(&[("a", 1)]));
+    assert_eq!(lines("", true), owned(&[]));
+    assert_eq!(lines("\n", true), owned(&[("", 1)]));
+    // Skipped, they are no records.
+    assert_eq!(
+        lines(input, false),
+        owned(&[("a", 1), ("b", 3), ("c", 6), ("", 8)])
+    );
+}
+
+#[test]
+fn a_record_of_more_fields_than_allowed_stops_at_the_first_too_many() {
+    let mut fields = Fields::new(
+        Cursor::new(b"a,b\nc,d,\"e\n\",f\n".to_vec()),
+        b',',
+        0,
+        1,
+        100,
+    );
+    assert!(fields.next_record_at_most(2).unwrap());
+    assert_eq!(fields.count(), 2);
+    let error = fields.next_record_at_most(2).unwrap_err();
+    assert!(matches!(error, FieldError::TooManyFields), "{error:?}");
+    // Two fields read, the third not: its line, and what it left unread.
+    assert_eq!((fields.count(), fields.line(), fields.offset()), (2, 2, 8));
 }

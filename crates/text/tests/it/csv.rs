@@ -148,3 +148,116 @@ fn text_after_a_closing_quote_and_an_unclosed_quote_are_refused_where_they_are()
         "t.csv:2:2: record 1: a closing quote for this field before the input ends"
     );
 }
+
+#[test]
+fn a_header_of_more_fields_than_any_table_has_columns_is_refused_at_the_first_too_many() {
+    let config = || TextConfig::new(["id", "name"]);
+    // 4096 fields are read; the rest of the line never is.
+    let mut wide = b"id,name".to_vec();
+    wide.extend_from_slice(&[b','; 4094]);
+    wide.extend_from_slice(b"\n1,a");
+    wide.extend_from_slice(&[b','; 4094]);
+    assert_eq!(
+        read(&wide, config()).unwrap(),
+        cells(&[&[Some("1"), Some("a")]])
+    );
+    let mut wider = b"\nid,name".to_vec();
+    wider.resize(wider.len() + 2_000_000, b',');
+    let error = read(&wider, config()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "t.csv:2:4097: record 0: a header of at most 4096 fields (no table has more \
+         columns: MySQL allows 4096, PostgreSQL 1600)"
+    );
+}
+
+#[test]
+fn a_header_field_that_names_a_column_only_when_case_is_ignored_is_refused() {
+    let config = || TextConfig::new(["id", "name"]);
+    let error = read(b"id,name,ID\n1,a,2\n", config()).unwrap_err();
+    assert!(matches!(error, TextError::Mapping { .. }), "{error:?}");
+    assert_eq!(
+        error.to_string(),
+        "t.csv: the header names \"id\" and \"ID\" (field 3), one column to MySQL, whose \
+         column names ignore case"
+    );
+    let error = read(b"ID,name\n1,a\n", config()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "t.csv: the header's \"ID\" (field 1) is not a column: it differs from the column \
+         \"id\" only in case (fields are matched exactly)"
+    );
+    // Where the table has both (PostgreSQL's quoted names), each fills its own.
+    let rows = read(b"ID,id\n1,2\n", TextConfig::new(["id", "ID"])).unwrap();
+    assert_eq!(rows, cells(&[&[Some("2"), Some("1")]]));
+}
+
+#[test]
+fn in_a_file_of_one_column_an_empty_line_is_an_empty_field() {
+    let config = || TextConfig::new(["name"]);
+    let expected = cells(&[&[Some("a")], &[Some("")], &[Some("b")], &[Some("")]]);
+    assert_eq!(read(b"name\na\n\nb\n\n", config()).unwrap(), expected);
+    assert_eq!(
+        read(b"name\r\na\r\n\r\nb\r\n\r\n", config()).unwrap(),
+        expected
+    );
+    assert_eq!(read(b"name\ra\r\rb\r\r", config()).unwrap(), expected);
+    // An empty null string makes it NULL (PostgreSQL's COPY … CSV default).
+    let rows = read(b"name\na\n\n\"\"\n", config().null_string("")).unwrap();
+    assert_eq!(rows, cells(&[&[Some("a")], &[None], &[Some("")]]));
+    // Wider files skip empty lines, which would be records of one field.
+    let rows = read(b"a,b\n1,2\n\n3,4\n", TextConfig::new(["a", "b"])).unwrap();
+    assert_eq!(
+        rows,
+        cells(&[&[Some("1"), Some("2")], &[Some("3"), Some("4")]])
+    );
+}
+
+/// The line of each record of `csv`.
+fn record_lines(csv: &[u8], config: TextConfig) -> Vec<u64> {
+    let columns = config.columns.len();
+    let mut source = CsvSource::from_reader(Cursor::new(csv.to_vec()), "t.csv", config).unwrap();
+    let mut row = Row::with_columns(columns);
+    let mut lines = Vec::new();
+    while source.next_row(&mut row).unwrap() {
+        lines.push(row.position().line);
+    }
+    lines
+}
+
+#[test]
+fn a_lone_carriage_return_ends_a_line() {
+    let config = || TextConfig::new(["a", "b"]);
+    assert_eq!(
+        record_lines(b"a,b\r1,2\r\r3,\"x\ry\"\r4,5", config()),
+        [2, 4, 6]
+    );
+    assert_eq!(
+        record_lines(b"a,b\r\n1,2\r\n\r\n3,4\n5,6\r7,8", config()),
+        [2, 4, 5, 6]
+    );
+    let error = read(b"a,b\r1,2\r3\r", config()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "t.csv:3:2: record 2: 2 fields as in the header, found 1"
+    );
+}
+
+#[test]
+fn an_empty_input_is_refused_as_empty_unless_allowed() {
+    for text in [&b""[..], b"\n\r\n"] {
+        let error = read(text, TextConfig::new(["a"])).unwrap_err();
+        assert!(matches!(error, TextError::Empty { .. }), "{error:?}");
+        assert!(
+            error
+                .to_string()
+                .starts_with("t.csv: the input is empty (no CSV header"),
+            "{error}"
+        );
+        let allowed = TextConfig::new(["a"]).allow_empty(true);
+        assert_eq!(
+            read(text, allowed).unwrap(),
+            Vec::<Vec<Option<String>>>::new()
+        );
+    }
+}

@@ -61,3 +61,19 @@ fn gzip_with_a_byte_order_mark_reads_the_same() {
         cells(&[&[Some("1"), Some("a")], &[Some("2"), Some("b\nc")]])
     );
 }
+
+#[test]
+fn a_csv_of_only_a_byte_order_mark_is_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e.csv");
+    std::fs::write(&path, b"\xef\xbb\xbf").unwrap();
+    let error = CsvSource::open(&path, TextConfig::new(["id"]))
+        .err()
+        .unwrap();
+    assert!(error.to_string().contains("the input is empty"), "{error}");
+    let allowed = TextConfig::new(["id"]).allow_empty(true);
+    for regions in 1..=3 {
+        let sources = CsvSource::open_regions(&path, allowed.clone(), regions).unwrap();
+        assert!(land(sources).is_empty(), "{regions} regions");
+    }
+}

@@ -137,7 +137,7 @@ fn a_fault_in_a_later_region_names_its_place_in_the_whole_file() {
         let sources = JsonlSource::open_regions(&j, config.clone(), regions).unwrap();
         let (error, rows) = try_land(sources).unwrap_err();
         assert!(
-            error.contains("f.jsonl:3399:26: record 1700: a JSON object (the key \"v\" twice)"),
+            error.contains("f.jsonl:3399:24: record 1700: a JSON object (the key \"v\" twice)"),
             "{regions} regions: {error}"
         );
         assert!(
@@ -303,5 +303,66 @@ fn a_fault_after_a_quoted_line_end_is_on_the_line_it_is_on() {
     for regions in 2..=4 {
         let split = first_error(CsvSource::open_regions(&path, config(), regions).unwrap());
         assert_eq!(split, whole, "{regions} regions");
+    }
+}
+
+/// A record as read: its number, line, offset and values.
+type Read = (u64, u64, u64, Vec<Option<String>>);
+
+/// Each record of `sources`, drained in order, then the error that stopped
+/// them, if one did.
+fn positions(sources: Vec<CsvSource>) -> (Vec<Read>, Option<String>) {
+    use ringpipe_pipeline::{Row, Source};
+    let mut records = Vec::new();
+    for mut source in sources {
+        let mut row = Row::with_columns(source.columns().len());
+        loop {
+            match source.next_row(&mut row) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(error) => return (records, Some(error.to_string())),
+            }
+            let at = row.position();
+            let values = (0..row.len())
+                .map(|i| row.text(i).map(str::to_owned))
+                .collect();
+            records.push((at.record, at.line, at.byte_offset, values));
+        }
+    }
+    (records, None)
+}
+
+#[test]
+fn one_column_files_with_empty_lines_and_any_line_ends_read_the_same_in_any_regions() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut random = Random(0x5eed_1234_abcd_0001);
+    let values = ["a", "", "\"\"", "\"x\ry\r\nz\"", "long value here"];
+    let ends = ["\n", "\r\n", "\r"];
+    for case in 0..20 {
+        let mut text = format!("v{}", random.pick(&ends));
+        let records = 300 + random.below(300);
+        for _ in 0..records {
+            let value = random.pick(&values);
+            text.push_str(value);
+            // An empty line's `\n` after a `\r` would make one `\r\n`.
+            let end = match random.pick(&ends) {
+                "\n" if value.is_empty() && text.ends_with('\r') => "\r",
+                end => end,
+            };
+            text.push_str(end);
+        }
+        let path = dir.path().join("one.csv");
+        std::fs::write(&path, &text).unwrap();
+        let config = TextConfig::new(["v"]).null_string("");
+        let open = |regions| CsvSource::open_regions(&path, config.clone(), regions).unwrap();
+        let whole = positions(open(1));
+        assert_eq!((whole.0.len(), &whole.1), (records, &None), "case {case}");
+        for regions in 2..=4 {
+            assert_eq!(
+                positions(open(regions)),
+                whole,
+                "case {case}, {regions} regions"
+            );
+        }
     }
 }
