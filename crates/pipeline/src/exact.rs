@@ -14,6 +14,7 @@
 /// scale counts places left of the point), so that a column of that scale
 /// stores it unrounded. Text that is not a plain decimal number (NaN,
 /// Infinity, garbage) passes: it is the server's to judge.
+#[inline]
 pub fn within_scale(text: &str, scale: i32) -> bool {
     if plain_decimal_within(text, scale) {
         return true;
@@ -38,6 +39,7 @@ pub fn is_nonzero_number(text: &str) -> Option<bool> {
 /// Whether the first time of day in `text` (see [`find_time`]) has at most
 /// `digits` fractional digits of a second other than trailing zeros; text
 /// without a time of day passes.
+#[inline]
 pub fn within_fraction(text: &str, digits: usize) -> bool {
     let Some((start, end)) = find_time(text.as_bytes()) else {
         return true;
@@ -50,6 +52,7 @@ pub fn within_fraction(text: &str, digits: usize) -> bool {
 
 /// Where the first time of day (`h:mm` or `hh:mm`, with `:ss` and a
 /// fraction) is in `text`: its start and end.
+#[inline]
 pub fn find_time(text: &[u8]) -> Option<(usize, usize)> {
     let digit = |i: usize| text.get(i).is_some_and(u8::is_ascii_digit);
     let colon = (1..text.len())
@@ -75,6 +78,7 @@ pub fn find_time(text: &[u8]) -> Option<(usize, usize)> {
 /// Whether `text` is a plain decimal (`-?digits[.digits]`) with at most
 /// `scale` decimal places, so that no digit of it can be rounded away: the
 /// common case, answered without [`last_digit_power`].
+#[inline]
 fn plain_decimal_within(text: &str, scale: i32) -> bool {
     let bytes = text.as_bytes();
     let unsigned = bytes.strip_prefix(b"-").unwrap_or(bytes);
