@@ -105,7 +105,8 @@ impl fmt::Display for ImportReport {
         if !self.unfilled_columns.is_empty() {
             writeln!(
                 f,
-                "  never filled    {} (no record had a field for them: check --row, --map, --field)",
+                "  never filled    {} (no record had a field for them: check the input's field \
+                 names, and for XML --row, --map, --field)",
                 self.unfilled_columns.join(", ")
             )?;
         }

@@ -7,10 +7,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use ringpipe_mysql::{BulkClient, MysqlError, MysqlTarget, ServerStats, SinkConfig};
-use ringpipe_pipeline::{fingerprint, Import, RunSummary, Source, Target};
+use ringpipe_pipeline::{fingerprint, ColumnUsage, Import, RunSummary, Source, Target};
 use ringpipe_postgres::{is_postgres_url, PgError, PgTarget};
 use ringpipe_ring::WaitStrategy;
-use ringpipe_xml::{ColumnUsage, XmlConfig, XmlSource};
+use ringpipe_xml::{XmlConfig, XmlSource};
 
 use super::ends;
 use crate::cli::{BulkClientArg, FormatArg, ImportArgs, ModeArg, WaitArg};
@@ -44,7 +44,8 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         FormatArg::Jsonl => {
             let jsonl = ends::jsonl(&args, &columns, wanted)?;
             check_split(&args, jsonl.len())?;
-            return load(args, columns, jsonl, None);
+            let usage = jsonl[0].column_usage();
+            return load(args, columns, jsonl, Some(usage));
         }
         FormatArg::Xml => {}
     }
@@ -76,7 +77,8 @@ fn check_split(args: &ImportArgs, got: usize) -> Result<(), CliError> {
 }
 
 /// Imports `regions` into the URL's server (nowhere on a dry run) and
-/// prints the report; `usage` (XML) says which columns no record filled.
+/// prints the report; `usage` (XML, JSON Lines: a CSV header names every
+/// column) says which columns no record filled.
 fn load<S: Source>(
     args: ImportArgs,
     columns: Vec<String>,

@@ -174,3 +174,32 @@ fn cli_csv_with_cr_line_ends_names_the_line_of_a_rejected_record() {
     assert!(lines.starts_with("3\t5:1\t"), "{lines}");
     assert_eq!(pg_hash(table).0, 3);
 }
+
+#[test]
+fn a_json_key_no_record_has_is_reported_as_never_filled() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rows.jsonl");
+    let dry_run = |text: &str| {
+        std::fs::write(&file, text).unwrap();
+        let args = [
+            "import",
+            file.to_str().unwrap(),
+            "--url",
+            "mysql://nobody@127.0.0.1:1/none",
+            "--table",
+            "t",
+            "--columns",
+            "id,name",
+            "--dry-run",
+        ];
+        let output = ringpipe(&args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        stdout(&output)
+    };
+    // `title` names no column: `name` never gets a value.
+    let report = dry_run("{\"id\":1,\"title\":\"x\"}\n{\"id\":2}\n");
+    assert!(report.contains("never filled    name"), "{report}");
+    // A `null` is a value given: the key was there.
+    let report = dry_run("{\"id\":1,\"name\":null}\n{\"id\":2}\n");
+    assert!(!report.contains("never filled"), "{report}");
+}

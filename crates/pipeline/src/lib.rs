@@ -36,6 +36,7 @@ mod stages;
 mod summary;
 mod target;
 mod timeouts;
+mod usage;
 
 pub use doctor::{DoctorReport, Finding, Severity};
 pub use error::{ImportError, ImportFailure, ResumeError};
@@ -52,3 +53,4 @@ pub use split::{CountingReader, RegionReader, SplitPlan, SplitPoint};
 pub use summary::{Progress, RunSummary};
 pub use target::{Discard, StoredCheckpoint, Target, TargetError};
 pub use timeouts::{Keepalive, DEFAULT_CONNECT_TIMEOUT, DEFAULT_NET_TIMEOUT};
+pub use usage::ColumnUsage;

@@ -4,7 +4,7 @@ use std::cell::Cell;
 use std::io::{BufRead, Read};
 use std::path::Path;
 
-use ringpipe_pipeline::{RecordPosition, Row, Source, SourceProgress};
+use ringpipe_pipeline::{ColumnUsage, RecordPosition, Row, Source, SourceProgress};
 use serde::de::DeserializeSeed;
 use serde_json::error::Category;
 
@@ -29,6 +29,8 @@ pub struct JsonlSource {
     line: Vec<u8>,
     config: TextConfig,
     names: Names,
+    /// Which columns some record filled, shared with the other regions.
+    usage: ColumnUsage,
     place: Place,
     /// Lines of the whole input read so far.
     lines: u64,
@@ -61,12 +63,14 @@ impl JsonlSource {
         regions: usize,
     ) -> Result<Vec<Self>, TextError> {
         let (head, place, later) = place::open(path, regions, Box::new(scan))?;
-        let mut sources = vec![Self::build(head, place, config.clone())];
+        let usage = ColumnUsage::new(&config.columns);
+        let mut sources = vec![Self::build(head, place, config.clone(), usage.clone())];
         for place in later {
             sources.push(Self::build(
                 Box::new(std::io::empty()),
                 place,
                 config.clone(),
+                usage.clone(),
             ));
         }
         Ok(sources)
@@ -79,7 +83,14 @@ impl JsonlSource {
         config: TextConfig,
     ) -> Self {
         let place = Place::new(input.into(), 0);
-        Self::build(input::checked(reader, 0), place, config)
+        let usage = ColumnUsage::new(&config.columns);
+        Self::build(input::checked(reader, 0), place, config, usage)
+    }
+
+    /// Which columns a record filled (a `null` counts: the key was there),
+    /// over every region of the input.
+    pub fn column_usage(&self) -> ColumnUsage {
+        self.usage.clone()
     }
 
     /// Starts a later region when it is its turn, then reads a record.
@@ -102,7 +113,11 @@ impl JsonlSource {
             }
             self.place.records += 1;
             row.clear();
-            self.fill(row)?;
+            // Lent out while the object fills `row` and marks its columns.
+            let line = std::mem::take(&mut self.line);
+            let filled = self.fill(&line, row);
+            self.line = line;
+            filled?;
             row.set_position(RecordPosition {
                 record: self.place.records,
                 line: self.lines,
@@ -113,11 +128,12 @@ impl JsonlSource {
         }
     }
 
-    fn build(reader: Text, place: Place, config: TextConfig) -> Self {
+    fn build(reader: Text, place: Place, config: TextConfig, usage: ColumnUsage) -> Self {
         JsonlSource {
             reader,
             line: Vec::new(),
             names: Names::new(&config.columns),
+            usage,
             config,
             lines: 0,
             bytes: place.start(),
@@ -176,12 +192,12 @@ impl JsonlSource {
         Ok(true)
     }
 
-    /// Fills `row` from the object on the current line.
-    fn fill(&self, row: &mut Row) -> Result<(), TextError> {
-        let text = input::text(&self.line).map_err(|at| {
-            let byte = self.line[at];
+    /// Fills `row` from the object on `line`, the current line.
+    fn fill(&mut self, line: &[u8], row: &mut Row) -> Result<(), TextError> {
+        let text = input::text(line).map_err(|at| {
+            let byte = line[at];
             // The bytes before the first fault are UTF-8.
-            let before = input::text(&self.line[..at]).unwrap_or_default();
+            let before = input::text(&line[..at]).unwrap_or_default();
             let at = column(before, before.len());
             self.error(at, format!("UTF-8 text, found byte {byte:#04x}"))
         })?;
@@ -209,6 +225,7 @@ impl JsonlSource {
         }
         for (index, value) in object.values.iter().enumerate() {
             let Some(value) = value else { continue };
+            self.usage.mark(index);
             let raw = value.get();
             match raw.as_bytes()[0] {
                 b'n' => row.set_null(index),

@@ -194,11 +194,10 @@ mod source;
 mod stream;
 mod tag;
 mod text;
-mod usage;
 mod window;
 
 pub use binary::Decode;
 pub use config::{Limits, Repeated, XmlConfig};
 pub use error::{ErrorPosition, LimitKind, XmlError};
+pub use ringpipe_pipeline::ColumnUsage;
 pub use source::XmlSource;
-pub use usage::ColumnUsage;

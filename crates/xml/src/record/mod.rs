@@ -24,7 +24,7 @@ use crate::same::same_str;
 use crate::shape::Shape;
 use crate::stream::{Hit, PathEval};
 use crate::tag::Tag;
-use crate::usage::ColumnUsage;
+use ringpipe_pipeline::ColumnUsage;
 
 /// The XML Schema instance namespace (`xsi:nil`, `xsi:type`).
 pub(crate) const XSI_NS: &str = "http://www.w3.org/2001/XMLSchema-instance";

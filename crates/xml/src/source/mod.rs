@@ -20,8 +20,8 @@ use crate::input::{self, Counting, PrepareError};
 use crate::lexer::Lexer;
 use crate::record::RecordReader;
 use crate::region::PendingRegion;
-use crate::usage::ColumnUsage;
 use crate::window::Window;
+use ringpipe_pipeline::ColumnUsage;
 use step::{step, RegionEnd, Step};
 
 /// A streaming [`Source`] of rows from an XML document.

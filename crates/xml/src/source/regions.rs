@@ -13,8 +13,8 @@ use crate::error::{ErrorPosition, XmlError};
 use crate::input::Counting;
 use crate::lexer::Lexer;
 use crate::region::{self, PendingRegion, RegionReader};
-use crate::usage::ColumnUsage;
 use crate::window::Window;
+use ringpipe_pipeline::ColumnUsage;
 
 use super::step::RegionEnd;
 use super::{check_config, XmlSource};

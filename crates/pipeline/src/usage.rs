@@ -1,5 +1,7 @@
 //! Which columns ever received a value, shared by every region's source
-//! of one input, so that a mapping that matched nothing can be reported.
+//! of one input, so that a mapping that matched nothing can be reported:
+//! a source marks each column it fills; the import reads the flags once
+//! the sources are done.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -18,7 +20,7 @@ pub struct ColumnUsage {
 
 impl ColumnUsage {
     /// Flags for `columns`, none set.
-    pub(crate) fn new(columns: &[String]) -> Self {
+    pub fn new(columns: &[String]) -> Self {
         ColumnUsage {
             columns: columns.into(),
             used: columns.iter().map(|_| AtomicBool::new(false)).collect(),
@@ -28,7 +30,7 @@ impl ColumnUsage {
 
     /// Column `index` received a value.
     #[inline]
-    pub(crate) fn mark(&mut self, index: usize) {
+    pub fn mark(&mut self, index: usize) {
         if !self.seen[index] {
             self.seen[index] = true;
             // Relaxed: a flag read only after the sources are done (their
@@ -46,5 +48,23 @@ impl ColumnUsage {
             .filter(|(_, used)| !used.load(Ordering::Relaxed))
             .map(|(column, _)| column.clone())
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clones_share_the_flags() {
+        let columns = ["a".to_owned(), "b".to_owned(), "c".to_owned()];
+        let mut first = ColumnUsage::new(&columns);
+        let mut second = first.clone();
+        assert_eq!(first.unfilled(), ["a", "b", "c"]);
+        first.mark(0);
+        second.mark(2);
+        second.mark(2);
+        assert_eq!(first.unfilled(), ["b"]);
+        assert_eq!(second.unfilled(), ["b"]);
     }
 }
