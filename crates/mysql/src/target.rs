@@ -70,6 +70,10 @@ impl Target for MysqlTarget {
         Ok(())
     }
 
+    fn empties(&self) -> bool {
+        self.config.mode == Mode::Truncate
+    }
+
     fn open(&self, shard: usize) -> Result<MysqlSink, MysqlError> {
         let prepared = self
             .prepared

@@ -277,6 +277,13 @@ impl<T: Target> Import<T> {
                  (the region count must be a multiple of the part count)"
             )));
         }
+        if !self.part.is_whole() && self.target.empties() {
+            return Err(settings(format!(
+                "part {} empties the target before it loads: a part must not empty what \
+                 the others load; empty it once before starting the parts",
+                self.part
+            )));
+        }
         let regions = all_regions / parts;
         if self.shards == 0 || self.shards % regions != 0 {
             return Err(settings(format!(

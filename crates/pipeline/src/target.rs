@@ -31,6 +31,14 @@ pub trait Target: Sync {
         Ok(())
     }
 
+    /// Whether [`prepare`](Target::prepare) empties the destination on a
+    /// fresh start (a truncating import). An import of one part of a cut
+    /// input refuses such a target: a part must not empty what the other
+    /// parts load. The default: `false`.
+    fn empties(&self) -> bool {
+        false
+    }
+
     /// Opens the sink of `shard` (numbered across the whole import).
     ///
     /// # Errors

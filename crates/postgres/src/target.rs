@@ -89,6 +89,10 @@ impl Target for PgTarget {
 
     /// Checks the table and settles the statements; a fresh import in
     /// [`Mode::Truncate`] empties the table here, a resumed one does not.
+    fn empties(&self) -> bool {
+        self.config.mode == Mode::Truncate
+    }
+
     fn prepare(&self, resuming: bool) -> Result<(), PgError> {
         let (mut client, _) = self.client()?;
         let table = describe(&mut client, &self.config.table)?;

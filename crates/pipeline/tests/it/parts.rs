@@ -167,3 +167,21 @@ fn a_part_that_would_overlap_another_part_is_refused() {
     );
     assert_eq!(target.committed_ids(), (1..=1_000).collect());
 }
+
+#[test]
+fn a_part_is_refused_a_target_that_empties_on_a_fresh_start() {
+    let target = Memory {
+        empties: true,
+        ..Memory::default()
+    };
+    for resume in [false, true] {
+        let failure = import_part(&target, 1, resume).unwrap_err();
+        assert!(
+            matches!(failure.error, ImportError::Settings(_)),
+            "{failure}"
+        );
+        assert!(failure.to_string().contains("must not empty"), "{failure}");
+    }
+    // The whole input may.
+    Import::new(target).run(regions(100, 1)).unwrap();
+}

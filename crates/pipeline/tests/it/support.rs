@@ -120,6 +120,8 @@ pub struct Memory {
     pub store: Arc<Mutex<Store>>,
     pub faults: Faults,
     pub closed: Arc<AtomicU64>,
+    /// Whether a fresh start empties it (a truncating import).
+    pub empties: bool,
 }
 
 impl Memory {
@@ -164,6 +166,10 @@ impl Memory {
 
 impl Target for Memory {
     type Sink = MemorySink;
+
+    fn empties(&self) -> bool {
+        self.empties
+    }
 
     fn open(&self, shard: usize) -> Result<MemorySink, TestError> {
         if self.faults.unopenable == Some(shard) {
