@@ -11,6 +11,15 @@ use super::PgSink;
 use crate::reject::Rejected;
 use crate::{PgError, RowFormat};
 
+/// How a batch's transaction ended.
+enum Sent {
+    /// Committed, or found committed.
+    Done,
+    /// Its `COMMIT` failed for a record's values (a deferred constraint);
+    /// nothing committed.
+    FailedAtCommit(PgError),
+}
+
 impl PgSink {
     /// Runs one statement (or several, `;`-separated, without parameters).
     pub(super) fn run(&mut self, sql: &str, what: &str) -> Result<(), PgError> {
@@ -21,12 +30,36 @@ impl PgSink {
     /// checkpoint goes first: it waits for a transaction of this shard
     /// still under way, and changes nothing when the batch is already
     /// stored (its `COMMIT` went unanswered but landed).
+    ///
+    /// A record that breaks a deferred constraint fails only the `COMMIT`,
+    /// which names no record: the batch then runs again with every
+    /// constraint checked at once, so that the search finds the record.
     pub(super) fn send(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), PgError> {
+        match self.send_once(checkpoint, false)? {
+            Sent::Done => Ok(()),
+            Sent::FailedAtCommit(error) => {
+                log::info!(
+                    "shard {}: a deferred constraint failed at COMMIT ({error}); the batch \
+                     runs again with constraints checked at once",
+                    self.shard
+                );
+                match self.send_once(checkpoint, true)? {
+                    Sent::Done => Ok(()),
+                    Sent::FailedAtCommit(error) => Err(error),
+                }
+            }
+        }
+    }
+
+    /// [`send`](Self::send), once; with `immediate`, every constraint is
+    /// checked at its statement.
+    fn send_once(&mut self, checkpoint: &Checkpoint<'_>, immediate: bool) -> Result<Sent, PgError> {
         let records = self.batch.records();
-        if !self.begin_with(checkpoint, records)? {
-            return Ok(());
+        if !self.begin(checkpoint, records, immediate)? {
+            return Ok(Sent::Done);
         }
         let mut rejected = std::mem::take(&mut self.batch.refused);
+        let refused = rejected.len();
         let all = 0..self.batch.len();
         if !all.is_empty() {
             if let Err(error) = self.write_rows(all.clone(), false) {
@@ -34,8 +67,8 @@ impl PgSink {
                     return Err(error);
                 }
                 self.run("ROLLBACK", "restarting the transaction")?;
-                if !self.begin_with(checkpoint, records)? {
-                    return Ok(());
+                if !self.begin(checkpoint, records, immediate)? {
+                    return Ok(Sent::Done);
                 }
                 self.bisect(all, Some(error), &mut rejected)?;
             }
@@ -47,7 +80,15 @@ impl PgSink {
         match self.finish(&rejected) {
             Ok(()) => {
                 self.settle(&rejected);
-                Ok(())
+                Ok(Sent::Done)
+            }
+            // The server answered: nothing committed, and the error is a
+            // record's (a deferred constraint).
+            Err(error) if !self.uncertain && error.is_row_error() && !immediate => {
+                self.rejects.budget.release(count);
+                rejected.truncate(refused);
+                self.batch.refused = rejected;
+                Ok(Sent::FailedAtCommit(error))
             }
             Err(error) => {
                 match self.uncertain {
@@ -59,6 +100,24 @@ impl PgSink {
                 Err(error)
             }
         }
+    }
+
+    /// [`begin_with`](Self::begin_with), then, with `immediate`, every
+    /// deferrable constraint checked at its statement.
+    fn begin(
+        &mut self,
+        checkpoint: &Checkpoint<'_>,
+        records: u64,
+        immediate: bool,
+    ) -> Result<bool, PgError> {
+        let begun = self.begin_with(checkpoint, records)?;
+        if begun && immediate {
+            self.run(
+                "SET CONSTRAINTS ALL IMMEDIATE",
+                "checking constraints at once",
+            )?;
+        }
+        Ok(begun)
     }
 
     /// `BEGIN` and the checkpoint of the batch (it held `records`

@@ -226,3 +226,42 @@ fn pg_rejects_stay_exact_across_a_kill_in_the_search_and_a_resume() {
     assert_eq!(ids, expected);
     table.exec("DROP TABLE {t}; DROP FUNCTION {t}_kill(); DROP SEQUENCE {t}_once");
 }
+
+#[test]
+fn pg_rejects_a_deferred_constraint_broken_at_commit_names_the_record() {
+    // `n` is unique, checked at COMMIT: record 13 repeats record 4's `n`.
+    let name = "pgsink_rejects_deferred";
+    let ddl = "CREATE TABLE {t} (id int PRIMARY KEY, n int, s text, \
+               CONSTRAINT {t}_n UNIQUE (n) DEFERRABLE INITIALLY DEFERRED)";
+    let mut table = Table::new(name, ddl);
+    let bad = [(13, [Some("13"), Some("4"), Some("again")])];
+    let config = PgConfig::new(url(), name, &["id", "n", "s"]);
+    let failure = Import::new(PgTarget::new(config))
+        .batch_rows(10)
+        .run(vec![rows(30, &bad)])
+        .unwrap_err();
+    let ImportError::Sink { error, .. } = &failure.error else {
+        panic!("{failure}");
+    };
+    assert!(
+        matches!(error, PgError::BadRecord { position, .. } if position.record == 13),
+        "{error}"
+    );
+    assert_eq!(table.hash().0, 10, "the first batch committed");
+    table.exec("TRUNCATE {t}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.tsv");
+    let config = PgConfig::new(url(), name, &["id", "n", "s"])
+        .max_bad(1)
+        .reject_file(&file);
+    let summary = Import::new(PgTarget::new(config))
+        .batch_rows(10)
+        .run(vec![rows(30, &bad)])
+        .unwrap();
+    assert_eq!(summary.rows_written, 29, "{summary:?}");
+    assert_eq!(table.hash().0, 29);
+    let lines = rejects(&file);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0].0, 13);
+    assert!(lines[0].1.contains("23505"), "{lines:?}");
+}
