@@ -5,8 +5,9 @@
 //! or too long for it, but still round some values quietly: an integer
 //! column stores `1.5` as 2 without a warning, a `DECIMAL(p,s)` rounds to
 //! `s` places with only a note, a `DATETIME(n)`, `TIMESTAMP(n)` or
-//! `TIME(n)` drops fractional digits beyond `n` without a word, and a
-//! `FLOAT` or `DOUBLE` stores a number too small for it as 0. Each
+//! `TIME(n)` drops fractional digits beyond `n` without a word, a `FLOAT`
+//! or `DOUBLE` stores a number too small for it as 0, and one declared
+//! with decimals (`FLOAT(7,2)`) rounds to them without a warning. Each
 //! [`Check`] refuses a value that would lose something that way; the rules
 //! are [`ringpipe_pipeline::exact`]'s, shared with the PostgreSQL sink.
 
@@ -22,10 +23,15 @@ pub(crate) enum Check {
     Scale(i32),
     /// A temporal column keeping this many fractional digits of a second.
     Fraction(usize),
-    /// `FLOAT`: a nonzero number must not become 0 in single precision.
-    Float,
-    /// `DOUBLE`: a nonzero number must not become 0.
-    Double,
+    /// `FLOAT` (`single`) or `DOUBLE`: a nonzero number must not become 0
+    /// in its precision, nor have more decimal places than `scale`, when
+    /// the column was declared with some.
+    Float {
+        /// Single precision.
+        single: bool,
+        /// Decimal places kept (`FLOAT(M,D)`), if declared.
+        scale: Option<i32>,
+    },
 }
 
 impl Check {
@@ -37,8 +43,10 @@ impl Check {
             "datetime" | "timestamp" | "time" => {
                 Check::Fraction(usize::from(column.datetime_precision.unwrap_or(0)))
             }
-            "float" => Check::Float,
-            "double" => Check::Double,
+            "float" | "double" => Check::Float {
+                single: column.data_type == "float",
+                scale: column.numeric_scale.and_then(|s| i32::try_from(s).ok()),
+            },
             _ => return None,
         })
     }
@@ -55,9 +63,14 @@ impl Check {
             Check::Fraction(digits) if !within_fraction(text, digits) => Err(format!(
                 "{text:?} has more fractional digits than the column's {digits}: they would be dropped"
             )),
-            Check::Float | Check::Double if underflows(text, self == Check::Float) => Err(format!(
+            Check::Float { single, .. } if underflows(text, single) => Err(format!(
                 "{text:?} is too close to zero for the column's {}: it would be stored as 0",
-                if self == Check::Float { "FLOAT" } else { "DOUBLE" }
+                if single { "FLOAT" } else { "DOUBLE" }
+            )),
+            Check::Float {
+                scale: Some(scale), ..
+            } if !within_scale(text, scale) => Err(format!(
+                "{text:?} has more decimal places than the column's {scale}: it would be rounded"
             )),
             _ => Ok(()),
         }
@@ -132,5 +145,10 @@ mod tests {
             assert!(float.check(ok).is_ok() && double.check(ok).is_ok(), "{ok}");
         }
         assert_eq!(Check::for_column(&column("varchar", None, None)), None);
+        // FLOAT(7,2) rounds to two decimals without a warning.
+        let float2 = Check::for_column(&column("float", Some(2), None)).unwrap();
+        assert!(float2.check("1.25").is_ok());
+        assert!(float2.check("1.005").is_err());
+        assert!(float2.check("1e-50").is_err());
     }
 }
