@@ -8,7 +8,7 @@ use std::path::Path;
 
 use mysql::prelude::Queryable;
 
-use crate::common::{conn, pg, pg_url, ringpipe, stderr, url, MysqlTable, PgTable};
+use crate::common::{conn, import_into, pg, pg_url, stderr, url, MysqlTable, PgTable};
 
 /// Records 2–5 each hold one value their column would alter; records 3
 /// and 4 make up one batch of `--batch-rows 2` on their own.
@@ -21,17 +21,8 @@ const CSV: &str = "id,i,d,t,f\n\
     6,-3,0.5e1,2024-01-01 10:00:00.000,2.5e-3\n";
 
 fn import(file: &Path, url: &str, table: &str, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "import",
-        file.to_str().unwrap(),
-        "--url",
-        url,
-        "--table",
-        table,
-    ];
-    args.extend_from_slice(&["--shards", "1", "--batch-rows", "2"]);
-    args.extend_from_slice(extra);
-    ringpipe(&args)
+    let args = [&["--shards", "1", "--batch-rows", "2"], extra].concat();
+    import_into(file, url, table, &args)
 }
 
 /// Imports [`CSV`] into `table` at `url` twice: without bad records

@@ -49,6 +49,21 @@ pub fn import(file: &Path, table: &str, extra: &[&str]) -> Output {
     ringpipe(&args.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
+/// `ringpipe import FILE --url URL --table TABLE`, then `extra`, run and
+/// waited for: an import from any source into any server.
+pub fn import_into(file: &Path, url: &str, table: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "import",
+        file.to_str().unwrap(),
+        "--url",
+        url,
+        "--table",
+        table,
+    ];
+    args.extend_from_slice(extra);
+    ringpipe(&args)
+}
+
 /// Runs the `ringpipe` binary with `args` and waits for it.
 pub fn ringpipe(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ringpipe"))

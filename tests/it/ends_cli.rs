@@ -6,23 +6,14 @@
 use std::path::Path;
 
 use crate::common::{
-    catalogue_files, checksum, count, fresh_pg_table, fresh_table, pg_hash, pg_url, ringpipe,
-    stderr, stdout, url,
+    catalogue_files, checksum, count, fresh_pg_table, fresh_table, import_into, pg_hash, pg_url,
+    ringpipe, stderr, stdout, url,
 };
 
 const ROWS: u64 = 3_000;
 
 fn import(file: &Path, url: &str, table: &str, extra: &[&str]) {
-    let mut args = vec![
-        "import",
-        file.to_str().unwrap(),
-        "--url",
-        url,
-        "--table",
-        table,
-    ];
-    args.extend_from_slice(extra);
-    let output = ringpipe(&args);
+    let output = import_into(file, url, table, extra);
     assert!(output.status.success(), "{}", stderr(&output));
 }
 

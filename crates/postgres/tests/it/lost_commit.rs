@@ -69,15 +69,7 @@ const DDL: &str = "CREATE TABLE {t} (id int PRIMARY KEY, n int NOT NULL)";
 
 /// Rows 1..=30, record 15's `n` NULL (a bad record in the second batch).
 fn rows() -> Rows {
-    let owned: Vec<[Option<String>; 2]> = (1..=30)
-        .map(|i: u32| [Some(i.to_string()), (i != 15).then(|| i.to_string())])
-        .collect();
-    let refs: Vec<[Option<&str>; 2]> = owned
-        .iter()
-        .map(|[a, b]| [a.as_deref(), b.as_deref()])
-        .collect();
-    let slices: Vec<&[Option<&str>]> = refs.iter().map(|r| &r[..]).collect();
-    Rows::text(&["id", "n"], &slices)
+    numbered(|i| (i != 15).then(|| i.to_string()))
 }
 
 #[test]
@@ -165,11 +157,10 @@ fn late_proxy(cut: usize, hold: Duration) -> String {
     })
 }
 
-/// Rows 1..=30 of `(id, n)`, `n` as given.
-fn numbered(n: impl Fn(u32) -> String) -> Rows {
-    let owned: Vec<[Option<String>; 2]> = (1..=30)
-        .map(|i: u32| [Some(i.to_string()), Some(n(i))])
-        .collect();
+/// Rows 1..=30 of `(id, n)`, `n` as given (`None`: NULL).
+fn numbered(n: impl Fn(u32) -> Option<String>) -> Rows {
+    let owned: Vec<[Option<String>; 2]> =
+        (1..=30).map(|i: u32| [Some(i.to_string()), n(i)]).collect();
     let refs: Vec<[Option<&str>; 2]> = owned
         .iter()
         .map(|[a, b]| [a.as_deref(), b.as_deref()])
@@ -191,7 +182,7 @@ fn pg_a_commit_still_under_way_when_the_sink_reconnects_is_not_sent_again() {
     let summary = Import::new(PgTarget::new(config))
         .batch_rows(10)
         .checkpoints("late commit 30", "id,n")
-        .run(vec![numbered(|i| i.to_string())])
+        .run(vec![numbered(|i| Some(i.to_string()))])
         .unwrap();
     assert!(summary.rewinds >= 1, "the COMMIT was not cut: {summary:?}");
     assert_eq!(table.hash().0, 30);
@@ -213,7 +204,7 @@ fn pg_a_replay_after_a_lost_commit_counts_each_bad_record_once() {
         .max_bad(2)
         .reject_file(&file);
     let target = PgTarget::new(config);
-    let rows = numbered(|i| if i == 12 || i == 14 { "1.234" } else { "1.5" }.into());
+    let rows = numbered(|i| Some(if i == 12 || i == 14 { "1.234" } else { "1.5" }.into()));
     let summary = Import::new(target.clone())
         .batch_rows(10)
         .checkpoints("lost commit budget 30", "id,n")
