@@ -51,6 +51,14 @@ impl RejectBudget {
         self.used.load(Ordering::Relaxed) + more <= self.max_bad
     }
 
+    /// Whether one record more fits beside the `refused` ones a batch has
+    /// set aside so far, when `held` records of an earlier attempt of the
+    /// same batch (whose `COMMIT` went unanswered) are still reserved: a
+    /// replay refuses those again, so they are not counted twice.
+    pub fn fits_another(&self, refused: u64, held: u64) -> bool {
+        self.fits((refused + 1).saturating_sub(held))
+    }
+
     /// Takes `count` records from the budget; `false` (and nothing taken)
     /// when they do not fit.
     pub fn reserve(&self, count: u64) -> bool {
@@ -84,5 +92,16 @@ mod tests {
         assert!(!budget.reserve(1));
         budget.release(3);
         assert_eq!(budget.used(), 0);
+    }
+
+    #[test]
+    fn a_replay_does_not_count_its_held_records_twice() {
+        let budget = RejectBudget::new(2);
+        // Two records of a batch whose COMMIT went unanswered, held.
+        assert!(budget.reserve(2));
+        assert!(!budget.fits(1));
+        // Its replay refuses the same two again, and no third.
+        assert!(budget.fits_another(0, 2) && budget.fits_another(1, 2));
+        assert!(!budget.fits_another(2, 2));
     }
 }

@@ -281,10 +281,13 @@ impl Sink for MysqlSink {
             )));
         }
         if let Some(rejected) = self.refuse(row) {
-            // A replay refuses again what the batch's unsettled records
-            // (still reserved) already count.
-            let more = (self.refused.len() + 1).saturating_sub(self.unsettled.len());
-            if !self.target.rejects.budget.fits(more as u64) {
+            let (refused, held) = (self.refused.len(), self.unsettled.len());
+            if !self
+                .target
+                .rejects
+                .budget
+                .fits_another(refused as u64, held as u64)
+            {
                 return Err(self.over_budget(&rejected));
             }
             self.refused.push(rejected);

@@ -212,10 +212,12 @@ impl Sink for PgSink {
                     reason: error.to_string(),
                     values: values_line(row),
                 };
-                // A replay refuses again what the batch's unsettled
-                // records (still reserved) already count.
-                let more = (self.batch.refused.len() + 1).saturating_sub(self.unsettled.len());
-                if !self.rejects.budget.fits(more as u64) {
+                let (refused, held) = (self.batch.refused.len(), self.unsettled.len());
+                if !self
+                    .rejects
+                    .budget
+                    .fits_another(refused as u64, held as u64)
+                {
                     return Err(self.over_budget(&rejected, Some(error)));
                 }
                 self.batch.refused.push(rejected);
