@@ -97,9 +97,16 @@ pub struct ImportArgs {
     /// a column out to keep its default.
     #[arg(help_heading = "Mapping", long, value_delimiter = ',')]
     pub columns: Vec<String>,
-    /// What to do with duplicate keys.
+    /// What to do with duplicate keys. Ignore keeps the first record of a
+    /// key, upsert and replace the last: they take one shard unless
+    /// --any-order.
     #[arg(help_heading = "Target", long, value_enum, default_value_t = ModeArg::Insert)]
     pub mode: ModeArg,
+    /// Let several shards (or parts) write in ignore, upsert or replace
+    /// mode: records of one key in different shards then land in any
+    /// order, so either may win. Right when the input holds each key once.
+    #[arg(help_heading = "Target", long)]
+    pub any_order: bool,
     /// How rows travel to the server (default: the fastest measured).
     #[arg(help_heading = "Performance", long, value_enum)]
     pub write_path: Option<WritePathArg>,
@@ -108,9 +115,10 @@ pub struct ImportArgs {
     /// authentication plugins to the driver), or the `mysql` crate.
     #[arg(help_heading = "Performance", long, value_enum, default_value_t = BulkClientArg::Wire)]
     pub bulk_client: BulkClientArg,
-    /// Sink connections, each committing its own share of every batch.
-    #[arg(help_heading = "Performance", long, default_value_t = 2)]
-    pub shards: usize,
+    /// Sink connections, each committing its own share of every batch
+    /// (default: 2; 1 in ignore, upsert and replace mode unless --any-order).
+    #[arg(help_heading = "Performance", long = "shards", value_name = "SHARDS")]
+    pub shards_arg: Option<usize>,
     /// Most rows one connection commits in one transaction. The ring holds
     /// about `batch_rows × shards` rows, which sets the memory use.
     #[arg(help_heading = "Performance", long, default_value_t = 5_000)]
@@ -226,6 +234,13 @@ pub struct ImportArgs {
 }
 
 impl ImportArgs {
+    /// `--shards`, else two, or one where the mode keeps the first or last
+    /// record of a key and any order will not do.
+    pub fn shards(&self) -> usize {
+        let ordered = Mode::from(self.mode).order_matters() && !self.any_order;
+        self.shards_arg.unwrap_or(if ordered { 1 } else { 2 })
+    }
+
     /// `--join-with` as typed: `\n`, `\t` and `\\` stand for newline,
     /// tab and backslash.
     pub fn join_separator(&self) -> String {

@@ -57,7 +57,7 @@ pub fn check_args(args: &ImportArgs) -> Result<(), CliError> {
 pub fn default_regions(args: &ImportArgs) -> usize {
     match is_postgres_url(&args.url) {
         true => 1,
-        false => args.shards,
+        false => args.shards(),
     }
 }
 

@@ -6,8 +6,9 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
+use clap::ValueEnum;
 use ringpipe_mysql::{BulkClient, MysqlError, MysqlTarget, ServerStats, SinkConfig};
-use ringpipe_pipeline::{fingerprint, ColumnUsage, Import, RunSummary, Source, Target};
+use ringpipe_pipeline::{fingerprint, ColumnUsage, Import, Mode, RunSummary, Source, Target};
 use ringpipe_postgres::{is_postgres_url, PgError, PgTarget};
 use ringpipe_ring::WaitStrategy;
 use ringpipe_xml::{XmlConfig, XmlSource};
@@ -170,11 +171,12 @@ fn import<T: Target>(
     columns: &[String],
 ) -> Result<Import<T>, CliError> {
     let mut import = Import::new(target)
-        .shards(args.shards)
+        .shards(args.shards())
         .batch_rows(args.batch_rows)
         .wait_strategy(wait_strategy(args.wait))
         .retry_for(Duration::from_secs(args.retry_for))
-        .resume(args.resume);
+        .resume(args.resume)
+        .any_order(args.any_order);
     if let Some(part) = args.part {
         import = import.part(part);
     }
@@ -200,10 +202,10 @@ fn check_args(args: &ImportArgs) -> Result<(), CliError> {
     if args.shard_block == Some(0) {
         return Err(CliError::Usage("--shard-block must be at least 1".into()));
     }
-    if !(1..=64).contains(&args.shards) {
+    if !(1..=64).contains(&args.shards()) {
         return Err(CliError::Usage(format!(
             "--shards must be 1..=64, not {}",
-            args.shards
+            args.shards()
         )));
     }
     if args.batch_rows == 0 {
@@ -218,14 +220,36 @@ fn check_args(args: &ImportArgs) -> Result<(), CliError> {
     if let Some(part) = args.part {
         check_part(args, part)?;
     }
-    if regions(args) == 0 || args.shards % regions(args) != 0 {
+    check_order(args)?;
+    if regions(args) == 0 || args.shards() % regions(args) != 0 {
         return Err(CliError::Usage(format!(
             "--regions must divide --shards ({}), not {}",
-            args.shards,
+            args.shards(),
             regions(args)
         )));
     }
     Ok(())
+}
+
+/// Ignore, upsert and replace keep the first or last record of a key,
+/// which only one writer keeps: several need --any-order.
+fn check_order(args: &ImportArgs) -> Result<(), CliError> {
+    if !Mode::from(args.mode).order_matters() || args.any_order {
+        return Ok(());
+    }
+    let writers = match args.part {
+        Some(part) if part.count > 1 => format!("--part {part}"),
+        _ if args.shards() > 1 => format!("--shards {}", args.shards()),
+        _ => return Ok(()),
+    };
+    let mode = args.mode.to_possible_value().expect("no mode is hidden");
+    Err(CliError::Usage(format!(
+        "--mode {} keeps one record of each key (ignore the first, upsert and replace \
+         the last), which only one writer keeps in the input's order; with {writers} the \
+         records of one key land in any order: add --any-order if the input holds each \
+         key once (or any of its records will do)",
+        mode.get_name()
+    )))
 }
 
 /// A part must not empty what the others load, and needs a file that

@@ -8,7 +8,8 @@
 //! ([`ends_resume`]) and through the library API ([`ends_api`]) and XML from real producers, mariadb-dump and PostgreSQL
 //! ([`xml_producers`]), CSV from a real producer, PostgreSQL
 //! ([`csv_producers`]), values a server would alter refused by both sinks
-//! ([`altered`]), all against the real
+//! ([`altered`]), the first or last record of a key kept in ignore, upsert
+//! and replace modes ([`order`]), all against the real
 //! MariaDB (`RINGPIPE_TEST_MYSQL_URL`, default the local test server).
 //! Each test owns its tables.
 //!
@@ -22,6 +23,7 @@ mod ends_api;
 mod ends_cli;
 mod ends_resume;
 mod messages;
+mod order;
 mod parts;
 mod pg_cli;
 mod reliability;

@@ -74,6 +74,10 @@ impl Target for MysqlTarget {
         self.config.mode == Mode::Truncate
     }
 
+    fn order_matters(&self) -> bool {
+        self.config.mode.order_matters()
+    }
+
     fn open(&self, shard: usize) -> Result<MysqlSink, MysqlError> {
         let prepared = self
             .prepared

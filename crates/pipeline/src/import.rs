@@ -72,6 +72,8 @@ pub struct Import<T> {
     identity: Option<(String, String)>,
     resume: bool,
     part: Part,
+    /// Several writers allowed into a target where order matters.
+    any_order: bool,
 }
 
 impl<T: Target> Import<T> {
@@ -93,6 +95,7 @@ impl<T: Target> Import<T> {
             identity: None,
             resume: false,
             part: Part::WHOLE,
+            any_order: false,
         }
     }
 
@@ -185,6 +188,19 @@ impl<T: Target> Import<T> {
     /// of the target.
     pub fn part(mut self, part: Part) -> Self {
         self.part = part;
+        self
+    }
+
+    /// Lets several writers (shards, or the imports of a cut input's
+    /// parts) write into a target whose outcome depends on the order of the
+    /// records of one key ([`Target::order_matters`]: the first or the last
+    /// record of a key wins). Records of one key written by different
+    /// writers then land in whichever order their commits take, so either
+    /// may win: right when the input holds each key once, or when any of a
+    /// key's records will do. Without it such an import refuses more than
+    /// one shard and any part but the whole ([`ImportError::Settings`]).
+    pub fn any_order(mut self, any_order: bool) -> Self {
+        self.any_order = any_order;
         self
     }
 
@@ -282,6 +298,20 @@ impl<T: Target> Import<T> {
                 "part {} empties the target before it loads: a part must not empty what \
                  the others load; empty it once before starting the parts",
                 self.part
+            )));
+        }
+        if self.target.order_matters()
+            && !self.any_order
+            && (self.shards > 1 || !self.part.is_whole())
+        {
+            let writers = match self.part.is_whole() {
+                true => format!("{} shards", self.shards),
+                false => format!("part {} of a cut input", self.part),
+            };
+            return Err(settings(format!(
+                "the target keeps the first or the last record of a key, which only one \
+                 writer keeps in the input's order, not {writers}: import with one shard \
+                 and the whole input, or allow any order"
             )));
         }
         let regions = all_regions / parts;

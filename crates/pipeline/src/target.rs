@@ -39,6 +39,17 @@ pub trait Target: Sync {
         false
     }
 
+    /// Whether what the destination keeps depends on the order in which
+    /// records of the same key are written (the first or the last of a key
+    /// wins: [`Mode::order_matters`](crate::Mode::order_matters)). Only one
+    /// writer keeps the input's order, so an import into such a target
+    /// refuses more than one shard, or a part of a cut input, unless told
+    /// that any order will do ([`Import::any_order`](crate::Import::any_order)).
+    /// The default: `false`.
+    fn order_matters(&self) -> bool {
+        false
+    }
+
     /// Opens the sink of `shard` (numbered across the whole import).
     ///
     /// # Errors

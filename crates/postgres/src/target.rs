@@ -93,6 +93,10 @@ impl Target for PgTarget {
         self.config.mode == Mode::Truncate
     }
 
+    fn order_matters(&self) -> bool {
+        self.config.mode.order_matters()
+    }
+
     fn prepare(&self, resuming: bool) -> Result<(), PgError> {
         let (mut client, _) = self.client()?;
         let table = describe(&mut client, &self.config.table)?;

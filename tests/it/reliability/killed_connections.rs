@@ -100,10 +100,11 @@ fn killed_connections_are_replayed_load_data() {
     survives_killed_connections("rel_kill_load_data", &["--write-path", "load-data"]);
 }
 
-/// As above in `--mode upsert` (replaying a batch rewrites the same values).
+/// As above in `--mode upsert` (replaying a batch rewrites the same values;
+/// each key once, so two shards in any order).
 #[test]
 fn killed_connections_are_replayed_upsert_default_path() {
-    survives_killed_connections("rel_kill_upsert", &["--mode", "upsert"]);
+    survives_killed_connections("rel_kill_upsert", &["--mode", "upsert", "--any-order"]);
 }
 
 /// LOAD DATA in `--mode ignore` (upserts fall back to INSERT).
@@ -111,6 +112,12 @@ fn killed_connections_are_replayed_upsert_default_path() {
 fn killed_connections_are_replayed_ignore_load_data() {
     survives_killed_connections(
         "rel_kill_ignore_load",
-        &["--mode", "ignore", "--write-path", "load-data"],
+        &[
+            "--mode",
+            "ignore",
+            "--any-order",
+            "--write-path",
+            "load-data",
+        ],
     );
 }

@@ -185,3 +185,37 @@ fn a_part_is_refused_a_target_that_empties_on_a_fresh_start() {
     // The whole input may.
     Import::new(target).run(regions(100, 1)).unwrap();
 }
+
+#[test]
+fn a_target_where_order_matters_takes_one_writer_unless_any_order_will_do() {
+    let target = Memory {
+        order_matters: true,
+        ..Memory::default()
+    };
+    let refused = |failure: &ringpipe_pipeline::ImportFailure<_, _>, writers: &str| {
+        assert!(
+            matches!(failure.error, ImportError::Settings(_)),
+            "{failure}"
+        );
+        assert!(failure.to_string().contains(writers), "{failure}");
+    };
+    let shards = Import::new(target.clone())
+        .shards(2)
+        .run(regions(100, 1))
+        .unwrap_err();
+    refused(&shards, "not 2 shards");
+    let part = Import::new(target.clone())
+        .part(Part::new(1, 2).unwrap())
+        .run(regions(100, 2))
+        .unwrap_err();
+    refused(&part, "not part 1/2");
+    // One writer of the whole input keeps the order; so may any writers
+    // when any order will do.
+    Import::new(target.clone()).run(regions(100, 1)).unwrap();
+    let summary = Import::new(target.clone())
+        .shards(2)
+        .any_order(true)
+        .run(regions(100, 1))
+        .unwrap();
+    assert_eq!(summary.rows_written, 100);
+}

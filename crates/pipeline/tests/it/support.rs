@@ -122,6 +122,8 @@ pub struct Memory {
     pub closed: Arc<AtomicU64>,
     /// Whether a fresh start empties it (a truncating import).
     pub empties: bool,
+    /// Whether it keeps the first or last record of a key (an upsert).
+    pub order_matters: bool,
 }
 
 impl Memory {
@@ -169,6 +171,10 @@ impl Target for Memory {
 
     fn empties(&self) -> bool {
         self.empties
+    }
+
+    fn order_matters(&self) -> bool {
+        self.order_matters
     }
 
     fn open(&self, shard: usize) -> Result<MemorySink, TestError> {
