@@ -153,7 +153,9 @@ pub struct ImportArgs {
         requires = "reject_file"
     )]
     pub max_bad: u64,
-    /// Where bad records go (TSV: record, position, reason, values).
+    /// Where bad records go (TSV: record, position, reason, values), each
+    /// on disk before its batch commits; a fresh import empties the file,
+    /// --resume appends to it.
     #[arg(help_heading = "Reliability", long)]
     pub reject_file: Option<PathBuf>,
     /// Unknown fields in a record are an error instead of being ignored.

@@ -208,6 +208,24 @@ impl Server {
     }
 }
 
+/// A fresh `name (id int primary key, v varchar(10))` on `server`,
+/// dropped with the guard.
+pub fn key_value_table(server: Server, name: &'static str) -> Box<dyn std::any::Any> {
+    let ddl = format!("CREATE TABLE {name} (id int PRIMARY KEY, v varchar(10))");
+    match server {
+        Server::Mariadb => {
+            let guard = MysqlTable::fresh(name);
+            conn().query_drop(ddl).unwrap();
+            Box::new(guard)
+        }
+        Server::Postgres => {
+            let guard = PgTable::fresh(name);
+            pg().batch_execute(&ddl).unwrap();
+            Box::new(guard)
+        }
+    }
+}
+
 /// `table` for as long as the test runs.
 pub fn leak(table: &str) -> &'static str {
     Box::leak(table.to_owned().into_boxed_str())

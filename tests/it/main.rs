@@ -9,7 +9,8 @@
 //! ([`xml_producers`]), CSV from a real producer, PostgreSQL
 //! ([`csv_producers`]), values a server would alter refused by both sinks
 //! ([`altered`]), the first or last record of a key kept in ignore, upsert
-//! and replace modes ([`order`]), all against the real
+//! and replace modes ([`order`]), the reject file across a resume
+//! ([`rejects`]), all against the real
 //! MariaDB (`RINGPIPE_TEST_MYSQL_URL`, default the local test server).
 //! Each test owns its tables.
 //!
@@ -26,6 +27,7 @@ mod messages;
 mod order;
 mod parts;
 mod pg_cli;
+mod rejects;
 mod reliability;
 mod resume;
 mod secrets_cli;

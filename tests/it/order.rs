@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use mysql::prelude::Queryable;
 
-use crate::common::{conn, import_into, pg, stderr, MysqlTable, PgTable, Server};
+use crate::common::{conn, import_into, key_value_table, pg, stderr, Server};
 
 /// Key 1 twice, in records 2 and 3; key 100 in record 1. With turns of two
 /// records, records 1–2 and 3–4 would go to two shards.
@@ -18,24 +18,6 @@ const CSV: &str = "id,v\n100,x\n1,a\n1,b\n2,c\n";
 
 /// How long another session holds key 100 uncommitted.
 const HOLD: Duration = Duration::from_millis(1500);
-
-/// A fresh `table (id int primary key, v varchar(10))` on `server`,
-/// dropped with the guard.
-fn table(server: Server, table: &'static str) -> Box<dyn std::any::Any> {
-    let ddl = format!("CREATE TABLE {table} (id int PRIMARY KEY, v varchar(10))");
-    match server {
-        Server::Mariadb => {
-            let guard = MysqlTable::fresh(table);
-            conn().query_drop(ddl).unwrap();
-            Box::new(guard)
-        }
-        Server::Postgres => {
-            let guard = PgTable::fresh(table);
-            pg().batch_execute(&ddl).unwrap();
-            Box::new(guard)
-        }
-    }
-}
 
 /// `id=v,…` in key order.
 fn rows(server: Server, table: &str) -> String {
@@ -84,7 +66,7 @@ fn hold_key_100(server: Server, table: &'static str) -> thread::JoinHandle<()> {
 
 /// Imports [`CSV`] in `mode` while key 100 is held; returns the rows.
 fn import_held(server: Server, name: &'static str, mode: &str) -> String {
-    let _table = table(server, name);
+    let _table = key_value_table(server, name);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("keys.csv");
     std::fs::write(&file, CSV).unwrap();
@@ -109,7 +91,7 @@ fn keeps_the_input_order(server: Server, tables: [&'static str; 3]) {
 /// Two shards, or a part of a cut input, are refused without
 /// `--any-order`, before anything is written; with it they run.
 fn several_writers_need_any_order(server: Server, name: &'static str) {
-    let _table = table(server, name);
+    let _table = key_value_table(server, name);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("keys.csv");
     std::fs::write(&file, CSV).unwrap();

@@ -229,17 +229,6 @@ pub enum MysqlError {
     /// The reject file could not be written.
     #[error("cannot write reject file: {0}")]
     RejectFile(std::io::Error),
-    /// A batch committed, but its bad records could not be written to the
-    /// reject file: they are named here instead of being lost silently.
-    #[error(
-        "{source}; the bad records {records:?} of a committed batch are not in the reject file"
-    )]
-    RejectsLost {
-        /// Record numbers that were diverted but not recorded.
-        records: Vec<u64>,
-        /// Why the reject file could not be written.
-        source: Box<MysqlError>,
-    },
     /// The connection was lost during `COMMIT` and the import keeps no
     /// checkpoints (its input is a pipe), so whether the batch committed
     /// cannot be known: sending it again could store its rows twice.

@@ -32,13 +32,23 @@ pub struct PreparedTarget {
 /// Checks the target and prepares it once per import: validates names,
 /// creates the table if asked, checks that the table and mapped columns
 /// exist, truncates for [`Mode::Truncate`] (once, not per shard), picks the
-/// effective write path and opens the reject file.
+/// effective write path and opens the reject file (emptying it: a fresh
+/// import; [`MysqlTarget`](crate::MysqlTarget) prepares resumed ones).
 ///
 /// # Errors
 ///
 /// Bad configuration or identifiers, connection failures, a missing table
 /// or column ([`MysqlError::Schema`]), an unwritable reject file.
 pub fn prepare(config: &SinkConfig) -> Result<PreparedTarget, MysqlError> {
+    prepare_import(config, false)
+}
+
+/// As [`prepare`]; a resumed import (`resuming`) appends to the reject
+/// file the interrupted run wrote.
+pub(crate) fn prepare_import(
+    config: &SinkConfig,
+    resuming: bool,
+) -> Result<PreparedTarget, MysqlError> {
     let table = Ident::new(&config.table)?;
     let columns = config
         .columns
@@ -80,7 +90,7 @@ pub fn prepare(config: &SinkConfig) -> Result<PreparedTarget, MysqlError> {
         },
         shape: InsertShape::new(&table, &columns, config.mode, &update),
         load_sql: statement::load_data(&table, &columns, config.mode),
-        rejects: RejectLog::new(config.max_bad, config.reject_file.as_deref())?,
+        rejects: RejectLog::open(config.max_bad, config.reject_file.as_deref(), resuming)?,
         max_rows: config.max_rows_per_statement,
         param_kinds,
         checks,

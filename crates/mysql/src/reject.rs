@@ -1,11 +1,10 @@
-//! The bad-record budget and reject file, shared by every shard.
+//! The bad-record budget and reject file, shared by every shard: a
+//! batch's bad records are in the file before its `COMMIT` ([`RejectFile`]).
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use ringpipe_pipeline::{RecordPosition, RejectBudget};
+use ringpipe_pipeline::{RecordPosition, RejectBudget, RejectFile};
 
 use crate::encode::{tsv, Values};
 use crate::MysqlError;
@@ -26,39 +25,40 @@ pub(crate) struct Rejected {
 pub(crate) struct RejectLog {
     /// Budget over all shards.
     pub(crate) budget: RejectBudget,
-    /// The reject file, if configured; a mutex because shards share it.
-    file: Option<Mutex<BufWriter<File>>>,
+    /// The reject file, if configured.
+    file: Option<RejectFile>,
 }
 
 impl RejectLog {
-    /// A log allowing `max_bad` records, creating (truncating) `path` if given.
-    pub(crate) fn new(max_bad: u64, path: Option<&Path>) -> Result<Arc<Self>, MysqlError> {
-        let file = match path {
-            Some(path) => Some(Mutex::new(BufWriter::new(
-                File::create(path).map_err(MysqlError::RejectFile)?,
-            ))),
-            None => None,
-        };
+    /// A log allowing `max_bad` records, writing to `path` if given: a
+    /// fresh import empties it, a resumed one appends to it.
+    pub(crate) fn open(
+        max_bad: u64,
+        path: Option<&Path>,
+        resuming: bool,
+    ) -> Result<Arc<Self>, MysqlError> {
+        let file = path
+            .map(|path| RejectFile::open(path, resuming))
+            .transpose()
+            .map_err(MysqlError::RejectFile)?;
         Ok(Arc::new(RejectLog {
             budget: RejectBudget::new(max_bad),
             file,
         }))
     }
 
-    /// Appends the committed batch's bad records to the reject file.
+    /// Appends the batch's bad records the file does not hold yet, and
+    /// syncs it.
     pub(crate) fn write(&self, rejected: &[Rejected]) -> Result<(), MysqlError> {
         let Some(file) = &self.file else {
             return Ok(());
         };
-        let mut file = file.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        for r in rejected {
-            let reason = r.error.to_string().replace(['\t', '\n', '\r'], " ");
-            let p = r.position;
-            write!(file, "{}\t{}:{}\t{}\t", p.record, p.line, p.column, reason)
-                .and_then(|()| file.write_all(&r.values))
-                .map_err(MysqlError::RejectFile)?;
-        }
-        file.flush().map_err(MysqlError::RejectFile)
+        let reasons: Vec<String> = rejected.iter().map(|r| r.error.to_string()).collect();
+        let lines = rejected
+            .iter()
+            .zip(&reasons)
+            .map(|(r, reason)| (r.position, reason.as_str(), &r.values[..]));
+        file.write(lines).map_err(MysqlError::RejectFile)
     }
 }
 

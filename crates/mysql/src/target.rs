@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 use ringpipe_pipeline::{ImportIdentity, StoredCheckpoint, Target};
 
 use crate::config::{Mode, SinkConfig};
-use crate::prepare::{prepare, PreparedTarget};
+use crate::prepare::{prepare_import, PreparedTarget};
 use crate::sink::MysqlSink;
 use crate::{checkpoint, MysqlError};
 
@@ -57,14 +57,14 @@ impl Target for MysqlTarget {
     type Sink = MysqlSink;
 
     /// Checks the table and prepares the sinks' shared state; a fresh
-    /// import in [`Mode::Truncate`] empties the table here, a resumed one
-    /// does not.
+    /// import in [`Mode::Truncate`] empties the table here and a fresh
+    /// import's reject file is emptied; a resumed one keeps both.
     fn prepare(&self, resuming: bool) -> Result<(), MysqlError> {
         let mut config = self.config.clone();
         if resuming && config.mode == Mode::Truncate {
             config = config.mode(Mode::Insert);
         }
-        let prepared = prepare(&config)?;
+        let prepared = prepare_import(&config, resuming)?;
         // A second call keeps the first preparation.
         let _ = self.prepared.set(prepared);
         Ok(())

@@ -78,10 +78,6 @@ pub struct MysqlSink {
     unsettled: Vec<Rejected>,
     /// Bad records the last successful commit diverted.
     last_diverted: u64,
-    /// An error that happened after a batch committed (the reject file
-    /// could not be written): reported by the next call, so that the
-    /// committed batch still counts as done.
-    deferred: Option<MysqlError>,
 }
 
 impl MysqlSink {
@@ -101,7 +97,6 @@ impl MysqlSink {
             commit_unknown: false,
             unsettled: Vec::new(),
             last_diverted: 0,
-            deferred: None,
             session: None,
             target,
             shard,
@@ -207,13 +202,8 @@ impl MysqlSink {
         })
     }
 
-    /// Returns the error deferred from an earlier, committed batch.
-    fn take_deferred(&mut self) -> Result<(), MysqlError> {
-        self.deferred.take().map_or(Ok(()), Err)
-    }
-
     /// Counts the committed batch, `written` rows and `rejected` records
-    /// set aside, and writes those to the reject file.
+    /// set aside (in the reject file since before its `COMMIT`).
     fn settle(&mut self, rejected: Vec<Rejected>, written: u64) {
         let count = rejected.len() as u64;
         self.stats.commits += 1;
@@ -223,12 +213,6 @@ impl MysqlSink {
         self.clear_batch();
         if count > 0 {
             log::info!("shard {}: diverted {count} bad record(s)", self.shard);
-            if let Err(source) = self.target.rejects.write(&rejected) {
-                self.deferred = Some(MysqlError::RejectsLost {
-                    records: rejected.iter().map(|r| r.position.record).collect(),
-                    source: Box::new(source),
-                });
-            }
         }
     }
 
@@ -272,7 +256,6 @@ impl Sink for MysqlSink {
     type Error = MysqlError;
 
     fn write(&mut self, row: &Row) -> Result<(), MysqlError> {
-        self.take_deferred()?;
         if row.len() != self.target.columns.len() {
             return Err(MysqlError::Config(format!(
                 "row has {} values, {} columns are mapped",
@@ -311,7 +294,6 @@ impl Sink for MysqlSink {
     }
 
     fn commit(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), MysqlError> {
-        self.take_deferred()?;
         self.last_diverted = 0;
         if self.identity.as_ref() != checkpoint.import {
             self.identity = checkpoint.import.cloned();
@@ -351,6 +333,12 @@ impl Sink for MysqlSink {
         if count > 0 && !self.target.rejects.budget.reserve(count) {
             return Err(self.over_budget(&rejected[0]));
         }
+        // Before the COMMIT: a kill after it cannot lose them (see
+        // `RejectFile`); the batch does not commit without them.
+        if let Err(e) = self.target.rejects.write(&rejected) {
+            self.target.rejects.budget.release(count);
+            return Err(e);
+        }
         if let Err(e) = self.query("COMMIT", "commit") {
             self.commit_unknown = e.is_connection_lost();
             match self.commit_unknown {
@@ -384,7 +372,6 @@ impl Sink for MysqlSink {
     }
 
     fn close(&mut self) -> Result<(), MysqlError> {
-        self.take_deferred()?;
         if !self.batch.is_empty() {
             return Err(MysqlError::Config(format!(
                 "close with {} uncommitted rows",
