@@ -362,6 +362,15 @@ impl MysqlError {
             if *code == codes::UNKNOWN_COM_ERROR && message.starts_with("WSREP"))
     }
 
+    /// Whether the server refused to write because it is read-only
+    /// (`--read-only`, as a primary demoted by a failover is): the session
+    /// may stay bound to that server, so the retry opens a new one, which
+    /// a proxy or a moved address may take to the new primary.
+    pub fn is_read_only(&self) -> bool {
+        matches!(self, MysqlError::Server { code, .. }
+            if matches!(*code, codes::OPTION_PREVENTS_STATEMENT | codes::READ_ONLY_MODE))
+    }
+
     /// Whether the connection is gone (so the server rolled back for us),
     /// or as good as gone: a Galera node out of the primary component
     /// ([`is_node_not_ready`](Self::is_node_not_ready)), whose session is
@@ -429,6 +438,15 @@ mod tests {
         for code in [1213, 1205, 1053, 1040, 1290, 1836, 2006, 2013] {
             assert!(server(code).is_retryable(), "{code}");
         }
+    }
+
+    #[test]
+    fn a_read_only_server_is_retried_on_a_new_session() {
+        for code in [1290, 1836] {
+            assert!(server(code).is_read_only(), "{code}");
+            assert!(!server(code).is_connection_lost(), "{code}");
+        }
+        assert!(!server(1213).is_read_only());
     }
 
     #[test]

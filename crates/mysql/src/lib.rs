@@ -72,7 +72,9 @@
 //! ([`Retryable::is_retryable`](ringpipe_pipeline::Retryable)):
 //! deadlocks, lock timeouts, lost connections, shutdown and read-only
 //! failover are; the pipeline then calls `rollback` and replays the batch,
-//! and the sink reconnects if needed. A data error (bad value, duplicate
+//! and the sink reconnects if needed (after a read-only error too, so
+//! that a proxy or a moved address can take the new session to the new
+//! primary). A data error (bad value, duplicate
 //! key in [`Mode::Insert`]) makes the sink search the batch for the bad
 //! record(s) by bisection under savepoints; up to `max_bad` of them (over
 //! all shards) go to the reject file and the rest of the batch commits;

@@ -175,6 +175,15 @@ impl PgError {
             .is_some_and(|code| code.starts_with("22") || code.starts_with("23") || code == "54000")
     }
 
+    /// Whether the server refused to write because the session is
+    /// read-only (25006): a standby, such as a primary after a failover.
+    /// The session will not write again; a new one may reach the new
+    /// primary (a URL with several hosts and
+    /// `target_session_attrs=read-write` picks it).
+    pub(crate) fn read_only(&self) -> bool {
+        self.sqlstate() == Some("25006")
+    }
+
     /// Whether the connection is gone (closed, or the error is not the
     /// server's but the socket's).
     pub(crate) fn lost_connection(&self) -> bool {
@@ -201,6 +210,9 @@ pub fn retryable_sqlstate(code: &str) -> bool {
         | "55P03"
         // too_many_connections
         | "53300"
+        // read_only_sql_transaction: a standby, as a failed-over primary
+        // becomes; the sink connects again (see `PgError::read_only`)
+        | "25006"
     ) || code.starts_with("08") // connection exceptions
 }
 
@@ -260,7 +272,7 @@ mod tests {
     #[test]
     fn sqlstates_are_classified() {
         for code in [
-            "40001", "40P01", "57P01", "57P05", "55P03", "08006", "08000", "53300",
+            "40001", "40P01", "57P01", "57P05", "55P03", "08006", "08000", "53300", "25006",
         ] {
             assert!(retryable_sqlstate(code), "{code}");
         }

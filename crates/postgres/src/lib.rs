@@ -54,9 +54,13 @@
 //! # Errors and retries
 //!
 //! [`PgError`] says whether a replay can succeed: serialization failures
-//! (40001), deadlocks (40P01), shutdowns (57P0x), too many connections
-//! (53300), connection errors (08xxx) and a closed connection are; the
-//! import then replays the batch and the sink reconnects. When the
+//! (40001), deadlocks (40P01), shutdowns (57P0x), lock and idle-session
+//! timeouts (55P03, 57P05), too many connections (53300), connection
+//! errors (08xxx), a closed connection and a read-only session (25006: a
+//! standby, as a primary becomes after a failover) are; the import then
+//! replays the batch and the sink reconnects (after 25006 too, so that a
+//! URL with several hosts and `target_session_attrs=read-write` finds the
+//! new primary). When the
 //! connection died during `COMMIT`, the replay first reads the shard's
 //! checkpoint: if the batch had landed it is not sent again (an import
 //! that keeps no checkpoints cannot tell, and fails with

@@ -181,6 +181,12 @@ impl MysqlSink {
             if e.is_connection_lost() {
                 log::warn!("shard {}: connection lost: {e}", self.shard);
                 self.session = None;
+            } else if e.is_read_only() {
+                log::warn!(
+                    "shard {}: the server is read-only, connecting again: {e}",
+                    self.shard
+                );
+                self.session = None;
             }
         }
         result

@@ -77,9 +77,10 @@ impl PgSink {
     }
 
     /// Tells that the connection is gone, once, and has the next batch
-    /// open a new one.
+    /// open a new one (also when the server turned read-only: a new
+    /// session may reach the primary).
     fn lost(&mut self, why: &str) {
-        log::warn!("shard {}: connection lost: {why}", self.shard);
+        log::warn!("shard {}: connecting again: {why}", self.shard);
         self.stale = true;
     }
 
@@ -241,7 +242,7 @@ impl Sink for PgSink {
             if let Some(why) = e.connect_failure() {
                 // A replay's attempt to connect again: the loss was told.
                 log::debug!("shard {}: cannot reconnect yet: {why}", self.shard);
-            } else if e.lost_connection() && !self.stale {
+            } else if (e.lost_connection() || e.read_only()) && !self.stale {
                 self.lost(&e.to_string());
             }
         }

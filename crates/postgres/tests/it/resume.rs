@@ -1,6 +1,7 @@
 //! Exactly once: an interrupted import resumed, a killed connection replayed.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use postgres::{Client, NoTls};
 use ringpipe_pipeline::{Checkpoint, Import, ImportIdentity, Row, Sink, StoredCheckpoint, Target};
@@ -18,6 +19,9 @@ pub struct Faulty {
     at: (usize, usize),
     /// Kill every connection of `app` instead of failing.
     kill: Option<String>,
+    /// Before the kill, set `flag_table`'s one value to `on` for this
+    /// long: sessions that read it at their start are then read-only.
+    read_only: Option<(&'static str, Duration)>,
     done: AtomicBool,
 }
 
@@ -29,6 +33,7 @@ impl Faulty {
             inner,
             at,
             kill: None,
+            read_only: None,
             done: AtomicBool::new(false),
         }))
     }
@@ -88,6 +93,17 @@ impl Sink for FaultySink<'static> {
                 None => return Err(PgError::Config("injected failure".into())),
                 Some(app) => {
                     let mut admin = Client::connect(&url(), NoTls).unwrap();
+                    if let Some((flag, hold)) = self.target.read_only {
+                        admin
+                            .batch_execute(&format!("UPDATE {flag} SET v = 'on'"))
+                            .unwrap();
+                        std::thread::spawn(move || {
+                            std::thread::sleep(hold);
+                            let mut admin = Client::connect(&url(), NoTls).unwrap();
+                            let sql = format!("UPDATE {flag} SET v = 'off'");
+                            admin.batch_execute(&sql).unwrap();
+                        });
+                    }
                     let sql = "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
                                WHERE application_name = $1";
                     let killed: i64 = admin.query_one(sql, &[app]).unwrap().get(0);
@@ -131,6 +147,7 @@ fn pg_resume_after_a_failure_is_exact() {
         inner: PgTarget::new(config.clone()),
         at: (1, 4),
         kill: None,
+        read_only: None,
         done: AtomicBool::new(false),
     }));
     let failure = import(faulty).run(vec![Rows::numbered(ROWS)]).unwrap_err();
@@ -162,6 +179,7 @@ fn pg_resume_a_killed_connection_is_replayed_exactly() {
         inner: PgTarget::new(config),
         at: (0, 3),
         kill: Some(app.into()),
+        read_only: None,
         done: AtomicBool::new(false),
     }));
     let summary = import(faulty).run(vec![Rows::numbered(ROWS)]).unwrap();
@@ -170,6 +188,42 @@ fn pg_resume_a_killed_connection_is_replayed_exactly() {
     assert!(faulty.inner.recoveries().reconnects >= 1);
     assert_eq!(faulty.inner.recoveries().conflicts, 0);
     assert_eq!(table.hash(), reference("pg_resume_killed_ref"));
+}
+
+/// A server that turns read-only (a standby, as after a failover) refuses
+/// the batch with 25006; the sink connects again until a session writes.
+/// Here every session started while a flag is on is read-only: the
+/// connections are killed with it on, and it goes off a second later.
+#[test]
+fn pg_resume_a_read_only_server_is_waited_for_on_new_connections() {
+    let name = "pg_resume_read_only";
+    let flag = "pg_resume_read_only_flag";
+    let mut table = Table::new(name, DDL);
+    let mut flag_table = Table::new(flag, "CREATE TABLE {t} (v text NOT NULL)");
+    flag_table.exec("INSERT INTO {t} VALUES ('off')");
+    let app = "ringpipe_pg_resume_read_only";
+    let read_flag = format!(
+        "SELECT set_config('default_transaction_read_only', (SELECT v FROM {flag}), false)"
+    );
+    let config = PgConfig::new(
+        format!("{}?application_name={app}", url()),
+        name,
+        &["id", "name"],
+    )
+    .init_command(read_flag);
+    let faulty: &'static Faulty = Box::leak(Box::new(Faulty {
+        inner: PgTarget::new(config),
+        at: (0, 3),
+        kill: Some(app.into()),
+        read_only: Some((flag, Duration::from_secs(1))),
+        done: AtomicBool::new(false),
+    }));
+    let started = Instant::now();
+    let summary = import(faulty).run(vec![Rows::numbered(ROWS)]).unwrap();
+    // Nothing after the kill was written before the flag went off.
+    assert!(started.elapsed() >= Duration::from_secs(1), "{summary:?}");
+    assert!(faulty.inner.recoveries().reconnects >= 2, "{summary:?}");
+    assert_eq!(table.hash(), reference("pg_resume_read_only_ref"));
 }
 
 #[test]
