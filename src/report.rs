@@ -3,6 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use ringpipe_pipeline::ColumnUsage;
 use serde::Serialize;
 
 /// What an import did.
@@ -59,10 +60,30 @@ pub struct ImportReport {
     /// mapping imports NULLs without this).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unfilled_columns: Vec<String>,
+    /// Fields of the input that fed no column, with how often each came
+    /// (the first 32 names).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ignored_fields: Vec<IgnoredField>,
+    /// How often fields of further names came.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ignored_other_fields: u64,
     /// A dry run's first rows, column name to value (`null` for NULL,
     /// binary values as `0x…` hex).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preview: Option<Vec<serde_json::Map<String, serde_json::Value>>>,
+}
+
+/// A field of the input that fed no column, and how often it came.
+#[derive(Debug, Clone, Serialize)]
+pub struct IgnoredField {
+    /// Its name, as the input spells it.
+    pub field: String,
+    /// How many times it came.
+    pub times: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl ImportReport {
@@ -73,9 +94,15 @@ impl ImportReport {
         self.conflicts = recoveries.conflicts;
     }
 
-    /// The report with `columns` named as never given a value.
-    pub fn unfilled(mut self, columns: Vec<String>) -> Self {
-        self.unfilled_columns = columns;
+    /// The report with the columns no record gave a value and the fields
+    /// no column took.
+    pub fn usage(mut self, usage: &ColumnUsage) -> Self {
+        self.unfilled_columns = usage.unfilled();
+        let ignored = usage.ignored();
+        self.ignored_fields = (ignored.names.into_iter())
+            .map(|(field, times)| IgnoredField { field, times })
+            .collect();
+        self.ignored_other_fields = ignored.others;
         self
     }
 
@@ -108,6 +135,21 @@ impl fmt::Display for ImportReport {
                 "  never filled    {} (no record had a field for them: check the input's field \
                  names, and for XML --row, --map, --field)",
                 self.unfilled_columns.join(", ")
+            )?;
+        }
+        if !self.ignored_fields.is_empty() {
+            let fields: Vec<String> = (self.ignored_fields.iter())
+                .map(|i| format!("{} ({}×)", i.field, i.times))
+                .collect();
+            let more = match self.ignored_other_fields {
+                0 => String::new(),
+                n => format!(" and {n} of other names"),
+            };
+            writeln!(
+                f,
+                "  ignored fields  {}{more} (no column takes them: --map FIELD=COLUMN maps \
+                 one, --strict refuses them)",
+                fields.join(", ")
             )?;
         }
         if self.rows_skipped > 0 {

@@ -40,13 +40,14 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         FormatArg::Csv => {
             let csv = ends::csv(&args, &columns, wanted)?;
             check_split(&args, csv.len())?;
-            return load(args, columns, csv, None);
+            let usage = csv[0].column_usage();
+            return load(args, columns, csv, usage);
         }
         FormatArg::Jsonl => {
             let jsonl = ends::jsonl(&args, &columns, wanted)?;
             check_split(&args, jsonl.len())?;
             let usage = jsonl[0].column_usage();
-            return load(args, columns, jsonl, Some(usage));
+            return load(args, columns, jsonl, usage);
         }
         FormatArg::Xml => {}
     }
@@ -54,7 +55,7 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
     let regions = XmlSource::open_regions(&args.file, xml, wanted)?;
     check_split(&args, regions.len())?;
     let usage = regions[0].column_usage();
-    load(args, columns, regions, Some(usage))
+    load(args, columns, regions, usage)
 }
 
 /// Refuses a part import of an input that could not be cut into regions
@@ -78,13 +79,13 @@ fn check_split(args: &ImportArgs, got: usize) -> Result<(), CliError> {
 }
 
 /// Imports `regions` into the URL's server (nowhere on a dry run) and
-/// prints the report; `usage` (XML, JSON Lines: a CSV header names every
-/// column) says which columns no record filled.
+/// prints the report; `usage` says which columns no record filled and
+/// which fields no column took.
 fn load<S: Source>(
     args: ImportArgs,
     columns: Vec<String>,
     regions: Vec<S>,
-    usage: Option<ColumnUsage>,
+    usage: ColumnUsage,
 ) -> Result<(), CliError> {
     let region_count = regions.len();
     let progress = match args.quiet {
@@ -139,7 +140,7 @@ fn load<S: Source>(
         report.recovered(prepared.map(|p| p.recoveries()).unwrap_or_default());
         report
     };
-    let report = report.unfilled(usage.map_or_else(Vec::new, |u| u.unfilled()));
+    let report = report.usage(&usage);
     if args.quiet {
         return Ok(());
     }
@@ -478,6 +479,8 @@ fn report(
         server_rows_per_statement: server.rows_per_statement(),
         dry_run: args.dry_run,
         unfilled_columns: Vec::new(),
+        ignored_fields: Vec::new(),
+        ignored_other_fields: 0,
         preview: None,
     }
 }

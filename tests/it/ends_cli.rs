@@ -194,3 +194,50 @@ fn a_json_key_no_record_has_is_reported_as_never_filled() {
     let report = dry_run("{\"id\":1,\"name\":null}\n{\"id\":2}\n");
     assert!(!report.contains("never filled"), "{report}");
 }
+
+#[test]
+fn fields_no_column_takes_are_reported_for_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = [
+        (
+            "rows.xml",
+            "<r><row><id>1</id><extra>x</extra></row><row><id>2</id><extra/></row></r>",
+        ),
+        ("rows.csv", "id,extra\n1,x\n2,\n"),
+        (
+            "rows.jsonl",
+            "{\"id\":1,\"extra\":\"x\"}\n{\"id\":2,\"extra\":null}\n",
+        ),
+    ];
+    for (name, text) in inputs {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        let dry_run = |more: &[&str]| {
+            let url = "mysql://nobody@127.0.0.1:1/none";
+            let args = [
+                &[
+                    "import",
+                    file.to_str().unwrap(),
+                    "--url",
+                    url,
+                    "--table",
+                    "t",
+                ][..],
+                &["--columns", "id", "--dry-run"],
+                more,
+            ]
+            .concat();
+            let output = ringpipe(&args);
+            assert!(output.status.success(), "{name}: {}", stderr(&output));
+            stdout(&output)
+        };
+        let report = dry_run(&[]);
+        assert!(
+            report.contains("ignored fields  extra (2×)"),
+            "{name}: {report}"
+        );
+        let json: serde_json::Value = serde_json::from_str(dry_run(&["--json"]).trim()).unwrap();
+        let expected = serde_json::json!([{"field": "extra", "times": 2}]);
+        assert_eq!(json["ignored_fields"], expected, "{name}");
+    }
+}

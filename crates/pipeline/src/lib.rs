@@ -55,4 +55,4 @@ pub use split::{CountingReader, RegionReader, SplitPlan, SplitPoint};
 pub use summary::{Progress, RunSummary};
 pub use target::{Discard, StoredCheckpoint, Target, TargetError};
 pub use timeouts::{Keepalive, DEFAULT_CONNECT_TIMEOUT, DEFAULT_NET_TIMEOUT};
-pub use usage::ColumnUsage;
+pub use usage::{ColumnUsage, IgnoredFields};

@@ -4,7 +4,7 @@ use std::io::BufRead;
 use std::path::Path;
 use std::sync::Arc;
 
-use ringpipe_pipeline::{RecordPosition, Row, Source, SourceProgress};
+use ringpipe_pipeline::{ColumnUsage, RecordPosition, Row, Source, SourceProgress};
 
 use crate::csv_fields::{self, FieldError, Fields, Malformed};
 use crate::csv_header::map_header;
@@ -41,6 +41,13 @@ pub struct CsvSource {
     width: usize,
     /// Per header field, the column it fills.
     fill: Arc<[Option<usize>]>,
+    /// The header fields that fill no column.
+    ignored: Arc<[String]>,
+    /// Every column filled by each record (the header names them all),
+    /// the ignored fields counted, over every region.
+    usage: ColumnUsage,
+    /// Whether this region marked the columns filled.
+    marked: bool,
     config: TextConfig,
     place: Place,
 }
@@ -83,6 +90,9 @@ impl CsvSource {
                 fields: Fields::new(Box::new(std::io::empty()), delimiter, 0, 1, 0),
                 width: first.width,
                 fill: Arc::clone(&first.fill),
+                ignored: Arc::clone(&first.ignored),
+                usage: first.usage.clone(),
+                marked: false,
                 config: first.config.clone(),
                 place,
             });
@@ -107,14 +117,24 @@ impl CsvSource {
         Self::build(input::checked(reader, 0), place, config)
     }
 
+    /// Which columns a record filled (all of them, once a record was read)
+    /// and which header fields fed none, over every region of the input.
+    pub fn column_usage(&self) -> ColumnUsage {
+        self.usage.clone()
+    }
+
     /// Reads the header of `reader` (checked UTF-8 from the place's start).
     fn build(reader: Text, place: Place, config: TextConfig) -> Result<Self, TextError> {
         let offset = place.start();
         let fields = Fields::new(reader, config.delimiter, offset, 1, config.max_value_bytes);
+        let usage = ColumnUsage::new(&config.columns);
         let mut source = CsvSource {
             fields,
             width: 0,
             fill: Arc::new([]),
+            ignored: Arc::new([]),
+            usage,
+            marked: false,
             config,
             place,
         };
@@ -152,7 +172,10 @@ impl CsvSource {
             let (name, _) = source.field(text, index, 0)?;
             header.push(name.to_owned());
         }
-        source.fill = map_header(&header, &source.config, &source.place.input)?.into();
+        let fill = map_header(&header, &source.config, &source.place.input)?;
+        let ignored = header.iter().zip(&fill).filter(|(_, c)| c.is_none());
+        source.ignored = ignored.map(|(name, _)| name.clone()).collect();
+        source.fill = fill.into();
         source.width = header.len();
         source.fields.keep_empty_lines(source.width == 1);
         Ok(source)
@@ -294,6 +317,13 @@ impl CsvSource {
             if quoted || self.config.null_string.as_deref() != Some(value) {
                 row.set(column, value);
             }
+        }
+        if !self.marked {
+            (0..self.config.columns.len()).for_each(|column| self.usage.mark(column));
+            self.marked = true;
+        }
+        for name in self.ignored.iter() {
+            self.usage.ignore(name);
         }
         row.set_position(RecordPosition {
             record: self.place.records,

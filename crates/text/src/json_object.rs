@@ -28,8 +28,8 @@ pub(crate) struct Object<'de> {
     pub(crate) values: Vec<Option<&'de RawValue>>,
     /// How many columns its keys name.
     pub(crate) filled: usize,
-    /// The first key that names no column.
-    pub(crate) unknown: Option<Cow<'de, str>>,
+    /// The keys that name no column, in order.
+    pub(crate) unknown: Vec<Cow<'de, str>>,
 }
 
 /// A fault of the object, not of its JSON.
@@ -76,7 +76,7 @@ impl<'de> Visitor<'de> for ObjectSeed<'_, 'de> {
         let mut object = Object {
             values: vec![None; self.names.len()],
             filled: 0,
-            unknown: None,
+            unknown: Vec::new(),
         };
         let mut seen = Seen::default();
         // The first key that names a column only when case is ignored:
@@ -119,7 +119,7 @@ impl<'de> Visitor<'de> for ObjectSeed<'_, 'de> {
                     if !seen.insert(key.clone()) {
                         return Err(self.refuse(raw, twice(&key)));
                     }
-                    object.unknown.get_or_insert(key);
+                    object.unknown.push(key);
                     map.next_value::<IgnoredAny>()?;
                 }
             }

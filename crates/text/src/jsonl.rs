@@ -213,7 +213,7 @@ impl JsonlSource {
             .and_then(|object| json.end().map(|()| object))
             .map_err(|e| self.json_error(text, &e, refusal.take()))?;
         if object.filled == 0 {
-            let found = match &object.unknown {
+            let found = match object.unknown.first() {
                 None => "no key".to_owned(),
                 Some(key) => format!("only keys that name none, as {key:?}"),
             };
@@ -222,6 +222,9 @@ impl JsonlSource {
                 column(text, value_start(text)),
                 format!("a key naming a column ({columns}), found {found}"),
             ));
+        }
+        for key in &object.unknown {
+            self.usage.ignore(key);
         }
         for (index, value) in object.values.iter().enumerate() {
             let Some(value) = value else { continue };

@@ -2,7 +2,8 @@
 //! and JSON Lines ([`jsonl`]) reading and refusing, opening inputs
 //! ([`input`]), regions read in parallel ([`regions`]), the same
 //! catalogue as XML, CSV and JSON Lines ([`differential`]) and arbitrary
-//! bytes through both ([`hostile`]).
+//! bytes through both ([`hostile`]), fields no column takes counted
+//! ([`usage`]).
 
 mod common;
 mod csv;
@@ -11,3 +12,4 @@ mod hostile;
 mod input;
 mod jsonl;
 mod regions;
+mod usage;

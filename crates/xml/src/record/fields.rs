@@ -56,12 +56,14 @@ impl RecordReader {
                     }
                     Ok(())
                 }
-                None if self.strict
-                    && !self.paths.takes_record_attribute(key, &document.namespaces) =>
-                {
-                    Err(Fault::UnknownField(key.to_owned()).into())
+                None if self.paths.takes_record_attribute(key, &document.namespaces) => {
+                    check_value(attribute.value, at, declared, &mut self.scratch)
                 }
-                None => check_value(attribute.value, at, declared, &mut self.scratch),
+                None if self.strict => Err(Fault::UnknownField(key.to_owned()).into()),
+                None => {
+                    self.usage.ignore(key);
+                    check_value(attribute.value, at, declared, &mut self.scratch)
+                }
             }
         })
     }
@@ -137,8 +139,11 @@ impl RecordReader {
         };
         let name = field_name.unwrap_or(element_name);
         let Some(column) = column else {
-            if self.strict && !taken {
-                return Err(Fault::UnknownField(name.to_owned()).into());
+            if !taken {
+                if self.strict {
+                    return Err(Fault::UnknownField(name.to_owned()).into());
+                }
+                self.usage.ignore(name);
             }
             return Ok(Target::Nowhere);
         };

@@ -63,6 +63,25 @@ fn columns_that_never_got_a_value_are_reported() {
 }
 
 #[test]
+fn fields_no_column_takes_are_counted() {
+    // The record's own attribute `flag`, the child `extra` (twice), the
+    // `tag` no path takes (as `--strict` would refuse it) and a `<field
+    // name="zz">`; not the `tag` a path reads, nor the grandchild `deep`,
+    // which belongs to `extra`.
+    let xml = r#"<r><p flag="1"><id>1</id><extra>x<deep/></extra><extra>y</extra></p>
+        <p><id>2</id><tag k="name" v="n"/><tag k="other" v="o"/><field name="zz">z</field></p></r>"#;
+    let config = XmlConfig::new("p", ["id", "name"]).field("name", "tag[@k='name']/@v");
+    let source = XmlSource::from_reader("t.xml", xml.as_bytes(), config).unwrap();
+    let usage = source.column_usage();
+    assert!(drain(source).error.is_none());
+    let ignored = usage.ignored();
+    let names: Vec<(&str, u64)> = ignored.names.iter().map(|(n, t)| (&n[..], *t)).collect();
+    assert_eq!(names, [("flag", 1), ("extra", 2), ("tag", 1), ("zz", 1)]);
+    assert_eq!(ignored.others, 0);
+    assert!(usage.unfilled().is_empty());
+}
+
+#[test]
 fn a_repeated_field_is_an_error_by_default_with_its_position() {
     let xml = "<r>\n<p><c>a</c></p>\n<p><c>b</c>\n  <c xml:lang=\"de\">c</c></p></r>";
     assert_eq!(
