@@ -79,6 +79,58 @@ fn mariadb_refuses_values_it_would_alter() {
     );
 }
 
+/// MariaDB's text columns: an `ENUM` or `SET` would take another case (or
+/// a position), a `YEAR` two digits as 1999, a `CHAR` would drop trailing
+/// spaces, a `BINARY(4)` would pad two bytes with zeros. Record 1 lands as
+/// given; records 2–6 each hold one such value and are refused.
+#[test]
+fn mariadb_refuses_text_it_would_change() {
+    let table = "rp_altered_text_my";
+    let _table = MysqlTable::fresh(table);
+    conn()
+        .query_drop(format!(
+            "CREATE TABLE `{table}` (id INT PRIMARY KEY, e ENUM('A','b c'), \
+             s SET('x','y'), y YEAR, c CHAR(5), b BINARY(4))"
+        ))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("text.csv");
+    let csv = "id,e,s,y,c,b\n\
+        1,b c,\"y,x\",2024, ab,abcd\n\
+        2,a,x,2024,ab,abcd\n\
+        3,A,X,2024,ab,abcd\n\
+        4,A,x,99,ab,abcd\n\
+        5,A,x,2024,ab  ,abcd\n\
+        6,A,x,2024,ab,ab\n";
+    std::fs::write(&file, csv).unwrap();
+    let rejects = dir.path().join("rejects.tsv");
+    let args = ["--max-bad", "5", "--reject-file", rejects.to_str().unwrap()];
+    let landed = import(&file, &url(), table, &args);
+    assert!(landed.status.success(), "{}", stderr(&landed));
+    let text = std::fs::read_to_string(&rejects).unwrap();
+    for (id, column) in [(2, "e"), (3, "s"), (4, "y"), (5, "c"), (6, "b")] {
+        let line = text
+            .lines()
+            .find(|line| line.starts_with(&format!("{id}\t")))
+            .unwrap_or_else(|| panic!("record {id} in {text}"));
+        assert!(line.contains(&format!("`{column}`")), "{line}");
+    }
+    let rows: Vec<(u32, String, String, u32, String, String)> = conn()
+        .query(format!(
+            "SELECT id, e, s, y, c, CAST(b AS CHAR) FROM `{table}` ORDER BY id"
+        ))
+        .unwrap();
+    let one = (
+        1,
+        "b c".into(),
+        "x,y".into(),
+        2024,
+        " ab".into(),
+        "abcd".into(),
+    );
+    assert_eq!(rows, [one]);
+}
+
 #[test]
 fn postgres_refuses_values_it_would_alter() {
     let table = "rp_altered_pg";

@@ -67,10 +67,19 @@ pub(crate) fn column_types_of(
     table: &str,
     columns: &[String],
 ) -> Result<Vec<ColumnType>, MysqlError> {
-    type Described = (String, String, Option<String>, Option<u64>, Option<u64>);
+    type Described = (
+        String,
+        String,
+        Option<String>,
+        Option<u64>,
+        Option<u64>,
+        Option<u64>,
+        String,
+    );
     let rows: Vec<Described> = conn
         .exec(
-            "SELECT column_name, data_type, character_set_name, datetime_precision, numeric_scale \
+            "SELECT column_name, data_type, character_set_name, datetime_precision, \
+             numeric_scale, character_octet_length, column_type \
              FROM information_schema.columns \
              WHERE table_schema = DATABASE() AND table_name = ?",
             (table,),
@@ -83,21 +92,63 @@ pub(crate) fn column_types_of(
                 .iter()
                 .find(|(name, ..)| name.eq_ignore_ascii_case(column));
             match found {
-                Some((_, data_type, charset, precision, scale)) => ColumnType {
-                    data_type: data_type.to_ascii_lowercase(),
-                    charset: charset.clone(),
-                    datetime_precision: precision.map(|p| p.min(6) as u8),
-                    numeric_scale: *scale,
-                },
+                Some((_, data_type, charset, precision, scale, octets, column_type)) => {
+                    ColumnType {
+                        data_type: data_type.to_ascii_lowercase(),
+                        charset: charset.clone(),
+                        datetime_precision: precision.map(|p| p.min(6) as u8),
+                        numeric_scale: *scale,
+                        octet_length: *octets,
+                        members: members(column_type).unwrap_or_default(),
+                    }
+                }
                 None => ColumnType {
                     data_type: String::new(),
                     charset: None,
                     datetime_precision: None,
                     numeric_scale: None,
+                    octet_length: None,
+                    members: Vec::new(),
                 },
             }
         })
         .collect())
+}
+
+/// The members of an `ENUM` or `SET` from its `column_type`
+/// (`enum('a','it''s','back\\slash')`: quotes doubled, backslashes
+/// escaped); `None` for another type or a declaration it cannot read.
+fn members(column_type: &str) -> Option<Vec<String>> {
+    let lower = column_type.to_ascii_lowercase();
+    let start = ["enum('", "set('"]
+        .iter()
+        .find(|head| lower.starts_with(*head))?
+        .len();
+    let list = column_type.get(start..)?;
+    let mut members = Vec::new();
+    let mut member = String::new();
+    let mut chars = list.chars();
+    loop {
+        match chars.next()? {
+            '\'' => match chars.next()? {
+                '\'' => member.push('\''),
+                ',' => {
+                    members.push(std::mem::take(&mut member));
+                    chars.next().filter(|&c| c == '\'')?;
+                }
+                ')' => {
+                    members.push(member);
+                    return chars.next().is_none().then_some(members);
+                }
+                _ => return None,
+            },
+            '\\' => match chars.next()? {
+                c @ ('\\' | '\'') => member.push(c),
+                _ => return None,
+            },
+            c => member.push(c),
+        }
+    }
 }
 
 /// Primary key columns, else the first unique key's.
@@ -202,6 +253,24 @@ mod tests {
             "`x`",
         ] {
             assert!(checked_type(t).is_err(), "{t}");
+        }
+    }
+
+    #[test]
+    fn enum_and_set_members_are_read_as_declared() {
+        let got = members(r"enum('a''b','c,d','x\\y','ü','T')").unwrap();
+        assert_eq!(got, ["a'b", "c,d", r"x\y", "ü", "T"]);
+        assert_eq!(members("set('p','q')").unwrap(), ["p", "q"]);
+        assert_eq!(members("SET('')").unwrap(), [""]);
+        for other in [
+            "int(11)",
+            "enum(",
+            "enum('a'",
+            "enum('a')x",
+            r"enum('a\n')",
+            "set",
+        ] {
+            assert_eq!(members(other), None, "{other}");
         }
     }
 }

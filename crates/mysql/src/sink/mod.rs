@@ -21,7 +21,7 @@ mod recover;
 
 use std::sync::Arc;
 
-use ringpipe_pipeline::{Checkpoint, ImportIdentity, Row, Sink, Value};
+use ringpipe_pipeline::{Checkpoint, ImportIdentity, Row, Sink};
 
 use self::path::Path;
 use crate::batch::Batch;
@@ -232,12 +232,7 @@ impl MysqlSink {
                 .enumerate()
                 .find_map(|(i, (value, check))| {
                     let check = check.as_ref()?;
-                    // The server reads a binary value for these columns as text too.
-                    let text = match value? {
-                        Value::Text(text) => text,
-                        Value::Bytes(bytes) => std::str::from_utf8(bytes).ok()?,
-                    };
-                    check.check(text).err().map(|why| (i, why))
+                    check.check(value?).err().map(|why| (i, why))
                 })?;
         Some(Rejected {
             position: row.position(),

@@ -63,6 +63,11 @@ pub(crate) struct ColumnType {
     pub(crate) datetime_precision: Option<u8>,
     /// Decimal places a numeric column keeps.
     pub(crate) numeric_scale: Option<u64>,
+    /// The bytes a string column holds at most (a `BINARY(n)`'s `n`).
+    pub(crate) octet_length: Option<u64>,
+    /// An `ENUM`'s or `SET`'s members, as declared (empty for other
+    /// columns, and when the declaration could not be read).
+    pub(crate) members: Vec<String>,
 }
 
 /// How each of `columns` travels in a bulk packet: integers, `DATETIME` and
@@ -209,6 +214,8 @@ mod tests {
             charset: charset.map(str::to_owned),
             datetime_precision: precision,
             numeric_scale: None,
+            octet_length: None,
+            members: Vec::new(),
         }
     }
 
