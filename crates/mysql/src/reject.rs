@@ -50,7 +50,7 @@ impl RejectLog {
     /// Appends the batch's bad records the file does not hold yet, and
     /// syncs it.
     pub(crate) fn write(&self, rejected: &[Rejected]) -> Result<(), MysqlError> {
-        let Some(file) = &self.file else {
+        let Some(file) = self.file.as_ref().filter(|_| !rejected.is_empty()) else {
             return Ok(());
         };
         let reasons: Vec<String> = rejected.iter().map(|r| r.error.to_string()).collect();

@@ -1,11 +1,12 @@
 //! The reject file: one line per bad record, shared by every shard of a
 //! sink, that survives kills and resumes with each record in it once.
 
-use parking_lot::Mutex;
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::Path;
+
+use parking_lot::Mutex;
 
 use crate::RecordPosition;
 

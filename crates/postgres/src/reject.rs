@@ -48,7 +48,7 @@ impl RejectLog {
 
     /// Appends the records the file does not hold yet, and syncs it.
     pub(crate) fn write(&self, rejected: &[Rejected]) -> Result<(), PgError> {
-        let Some(file) = &self.file else {
+        let Some(file) = self.file.as_ref().filter(|_| !rejected.is_empty()) else {
             return Ok(());
         };
         let lines = rejected
