@@ -171,11 +171,12 @@ pub enum XmlError {
         message: String,
     },
     /// A field that maps to no column, with [`XmlConfig::strict`](crate::XmlConfig::strict) on.
-    #[error("{position}: unknown field `{field}` (no such column)")]
+    #[error("{position}: unknown field `{field}` (no column takes it)")]
     UnknownField {
         /// Where the field starts.
         position: ErrorPosition,
-        /// The field's name as written.
+        /// The field's name as written (`field/child` for an element
+        /// inside a field, whose text the field does not take).
         field: String,
     },
 }

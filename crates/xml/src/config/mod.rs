@@ -118,9 +118,11 @@ impl XmlConfig {
         self.columns.iter().map(decode).collect()
     }
 
-    /// With `true`, a field that maps to no column stops the source with
+    /// With `true`, a field that maps to no column (or an element inside a
+    /// field, whose text the field does not take) stops the source with
     /// [`XmlError::UnknownField`](crate::XmlError::UnknownField); by default
-    /// such fields are skipped.
+    /// such fields are skipped and counted
+    /// ([`ColumnUsage::ignored`](crate::ColumnUsage::ignored)).
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
         self

@@ -184,13 +184,34 @@ impl RecordReader {
         }
         if self.record_depth != 0 && depth == self.record_depth + 1 {
             self.target = self.field_start(element, row, document, taken)?;
-        } else if element.has_attributes() {
-            self.check_attributes(element, declared)?;
+        } else {
+            if let (Target::Column(column), false) = (self.target, taken) {
+                if depth == self.record_depth + 2 {
+                    self.inside_field(column, name)?;
+                }
+            }
+            if element.has_attributes() {
+                self.check_attributes(element, declared)?;
+            }
         }
         if self.serial == 0 {
             self.shape.note(name, depth);
         }
         Ok(Opened::Other)
+    }
+
+    /// An element `name` opened inside a field that feeds `column`: its
+    /// text is not the field's (`<v>a<b>x</b>c</v>` gives `ac`), so it is
+    /// counted as an ignored field `column/name`, or refused in strict
+    /// mode.
+    #[cold]
+    fn inside_field(&mut self, column: usize, name: &str) -> Result<(), Located> {
+        let field = format!("{}/{name}", self.columns[column]);
+        if self.strict {
+            return Err(Fault::UnknownField(field).into());
+        }
+        self.usage.ignore(&field);
+        Ok(())
     }
 
     /// Whether `element` is a record element.

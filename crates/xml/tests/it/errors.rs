@@ -255,13 +255,13 @@ fn unknown_field_in_strict_mode() {
     let (message, rows) = failure(xml, config().strict(true));
     assert_eq!(
         message,
-        "t.xml:2:17: record 2: unknown field `colour` (no such column)"
+        "t.xml:2:17: record 2: unknown field `colour` (no column takes it)"
     );
     assert_eq!(rows, vec![values(&[Some("1"), Some("a")])]);
     let (message, _) = failure(b"<c><product sku=\"1\"/></c>", config().strict(true));
     assert_eq!(
         message,
-        "t.xml:1:4: record 1: unknown field `sku` (no such column)"
+        "t.xml:1:4: record 1: unknown field `sku` (no column takes it)"
     );
 }
 

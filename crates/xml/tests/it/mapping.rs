@@ -82,6 +82,22 @@ fn fields_no_column_takes_are_counted() {
 }
 
 #[test]
+fn an_element_inside_a_field_is_counted_or_refused_as_its_text_is_not_taken() {
+    let xml = "<r><p><id>1</id><v>a<b>x<i>y</i></b>c</v></p></r>";
+    let config = || XmlConfig::new("p", ["id", "v"]);
+    let source = XmlSource::from_reader("t.xml", xml.as_bytes(), config()).unwrap();
+    let usage = source.column_usage();
+    let drained = drain(source);
+    assert_eq!(drained.rows, [values(&["1", "ac"])]);
+    // `i` is inside `b`, which is counted already.
+    assert_eq!(usage.ignored().names, [("v/b".to_owned(), 1)]);
+    assert_eq!(
+        error(xml, config().strict(true)),
+        "t.xml:1:21: record 1: unknown field `v/b` (no column takes it)"
+    );
+}
+
+#[test]
 fn a_repeated_field_is_an_error_by_default_with_its_position() {
     let xml = "<r>\n<p><c>a</c></p>\n<p><c>b</c>\n  <c xml:lang=\"de\">c</c></p></r>";
     assert_eq!(
