@@ -158,7 +158,9 @@ pub struct ImportArgs {
     /// --resume appends to it.
     #[arg(help_heading = "Reliability", long)]
     pub reject_file: Option<PathBuf>,
-    /// Unknown fields in a record are an error instead of being ignored.
+    /// Fields no column takes (an unknown name, an element inside an XML
+    /// field) are an error instead of being left out and counted in the
+    /// summary.
     #[arg(help_heading = "Mapping", long)]
     pub strict: bool,
     /// Accept an input without any record (an empty export: an XML file

@@ -42,8 +42,14 @@ impl RecordReader {
         depth: usize,
         row: &mut Row,
     ) -> Result<(), Fault> {
-        if let Some(column) = self.column_at(depth) {
-            self.append_text(column, content, plain, row)?;
+        match self.target {
+            Target::Column(column) if depth == self.record_depth + 1 => {
+                self.append_text(column, content, plain, row)?;
+            }
+            Target::Nil(column) if depth == self.record_depth + 1 && !is_blank(content) => {
+                return Err(self.nil_holds(column, "text"));
+            }
+            _ => {}
         }
         if !self.text_targets.is_empty() {
             self.text_to_paths(content, depth, row)?;
@@ -131,6 +137,11 @@ impl RecordReader {
         declared: &DeclaredEntities,
     ) -> Result<(), Fault> {
         let max_value = self.limits.max_value_bytes;
+        if let Target::Nil(column) = self.target {
+            if depth == self.record_depth + 1 {
+                return Err(self.nil_holds(column, "a reference"));
+            }
+        }
         if !self.text_targets.is_empty() {
             return self.reference_to_paths(name, depth, row, declared);
         }
@@ -147,4 +158,11 @@ impl RecordReader {
         }
         Ok(())
     }
+}
+
+/// Whether `text` is only XML white space.
+#[inline]
+fn is_blank(text: &str) -> bool {
+    text.bytes()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
 }

@@ -152,7 +152,7 @@ impl RecordReader {
             (Claim::Skip, _) | (Claim::Append, true) => Ok(Target::Nowhere),
             (Claim::Fresh, true) => {
                 row.set_null(column);
-                Ok(Target::Nowhere)
+                Ok(Target::Nil(column))
             }
             (Claim::Append, false) => {
                 row.append_mut(column).push_str(&self.join_with);

@@ -36,6 +36,9 @@ enum Target {
     Nowhere,
     /// Appended to this column.
     Column(usize),
+    /// A field of this column marked `xsi:nil="true"`: it holds no value,
+    /// so content in it is an error.
+    Nil(usize),
 }
 
 /// What an opened element turned out to be.
@@ -185,9 +188,13 @@ impl RecordReader {
         if self.record_depth != 0 && depth == self.record_depth + 1 {
             self.target = self.field_start(element, row, document, taken)?;
         } else {
-            if let (Target::Column(column), false) = (self.target, taken) {
-                if depth == self.record_depth + 2 {
-                    self.inside_field(column, name)?;
+            if depth == self.record_depth + 2 {
+                match (self.target, taken) {
+                    (Target::Column(column), false) => self.inside_field(column, name)?,
+                    (Target::Nil(column), _) => {
+                        return Err(self.nil_holds(column, "an element").into())
+                    }
+                    _ => {}
                 }
             }
             if element.has_attributes() {
@@ -212,6 +219,16 @@ impl RecordReader {
         }
         self.usage.ignore(&field);
         Ok(())
+    }
+
+    /// The error for content (`what`) inside a field of `column` marked
+    /// `xsi:nil="true"`, which says the field has no value.
+    #[cold]
+    fn nil_holds(&self, column: usize, what: &str) -> Fault {
+        Fault::BadValue {
+            field: self.columns[column].clone(),
+            message: format!("it is marked xsi:nil=\"true\" (no value) but holds {what}"),
+        }
     }
 
     /// Whether `element` is a record element.

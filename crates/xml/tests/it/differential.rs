@@ -102,7 +102,7 @@ const NASTY: &[(&str, &str, Expected)] = &[
     ),
     (
         "empty, missing and nil",
-        r#"<r xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><product id=""><name/><price xsi:nil="true">9</price></product><product><name></name><price xsi:nil="false">1</price></product></r>"#,
+        r#"<r xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><product id=""><name/><price xsi:nil="true"></price></product><product><name></name><price xsi:nil="false">1</price></product></r>"#,
         &[&[Some(""), Some(""), None], &[None, Some(""), Some("1")]],
     ),
     (

@@ -98,6 +98,30 @@ fn an_element_inside_a_field_is_counted_or_refused_as_its_text_is_not_taken() {
 }
 
 #[test]
+fn a_nil_field_that_holds_content_is_refused() {
+    let xsi = r#"xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance""#;
+    let record = |field: &str| format!("<r {xsi}><p><id>1</id>{field}</p></r>");
+    let config = || XmlConfig::new("p", ["id", "v"]);
+    for (field, what) in [
+        (r#"<v xsi:nil="true">abc</v>"#, "text"),
+        (r#"<v xsi:nil="1">&amp;</v>"#, "a reference"),
+        (r#"<v xsi:nil="true"><b/></v>"#, "an element"),
+    ] {
+        let message = error(&record(field), config());
+        let expected = format!(
+            "field `v`: bad value: it is marked xsi:nil=\"true\" (no value) but holds {what}"
+        );
+        assert!(message.ends_with(&expected), "{field}: {message}");
+    }
+    // Empty, or white space only: NULL.
+    for field in [r#"<v xsi:nil="true"/>"#, "<v xsi:nil=\"true\"> \n </v>"] {
+        let drained = parse(record(field), config());
+        assert!(drained.error.is_none(), "{field}");
+        assert_eq!(drained.rows, [values(&["1", "NULL"])], "{field}");
+    }
+}
+
+#[test]
 fn a_repeated_field_is_an_error_by_default_with_its_position() {
     let xml = "<r>\n<p><c>a</c></p>\n<p><c>b</c>\n  <c xml:lang=\"de\">c</c></p></r>";
     assert_eq!(
