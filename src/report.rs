@@ -147,8 +147,8 @@ impl fmt::Display for ImportReport {
             };
             writeln!(
                 f,
-                "  ignored fields  {}{more} (no column takes them: --map FIELD=COLUMN maps \
-                 one, --strict refuses them)",
+                "  ignored fields  {}{more} (no column takes them: --map FIELD=COLUMN or \
+                 --field COLUMN=PATH maps one, --strict refuses them)",
                 fields.join(", ")
             )?;
         }

@@ -49,6 +49,7 @@ impl RecordReader {
             Target::Nil(column) if depth == self.record_depth + 1 && !is_blank(content) => {
                 return Err(self.nil_holds(column, "text"));
             }
+            _ if depth == self.record_depth && !is_blank(content) => self.own_text(depth)?,
             _ => {}
         }
         if !self.text_targets.is_empty() {
@@ -76,6 +77,21 @@ impl RecordReader {
         } else {
             text::push_text(content, value);
         }
+        Ok(())
+    }
+
+    /// Text directly inside the record element (at `depth`), outside any
+    /// field: unless a `text()` path takes it, it is counted as the
+    /// ignored field `text()`, or refused in strict mode.
+    #[cold]
+    fn own_text(&mut self, depth: usize) -> Result<(), Fault> {
+        if self.record_depth == 0 || self.text_targets.iter().any(|&(d, _)| d == depth) {
+            return Ok(());
+        }
+        if self.strict {
+            return Err(Fault::UnknownField("text()".into()));
+        }
+        self.usage.ignore("text()");
         Ok(())
     }
 
@@ -141,6 +157,9 @@ impl RecordReader {
             if depth == self.record_depth + 1 {
                 return Err(self.nil_holds(column, "a reference"));
             }
+        }
+        if depth == self.record_depth {
+            self.own_text(depth)?;
         }
         if !self.text_targets.is_empty() {
             return self.reference_to_paths(name, depth, row, declared);

@@ -98,6 +98,25 @@ fn an_element_inside_a_field_is_counted_or_refused_as_its_text_is_not_taken() {
 }
 
 #[test]
+fn text_of_the_record_itself_is_counted_unless_a_path_takes_it() {
+    let xml = "<r>between<p>own<id>1</id><![CDATA[more]]>&amp;</p><p> <id>2</id> </p></r>";
+    let config = || XmlConfig::new("p", ["id", "note"]);
+    let source = XmlSource::from_reader("t.xml", xml.as_bytes(), config()).unwrap();
+    let usage = source.column_usage();
+    assert!(drain(source).error.is_none());
+    // Three runs of the first record's own text; white space and the text
+    // between records are not fields.
+    assert_eq!(usage.ignored().names, [("text()".to_owned(), 3)]);
+    assert_eq!(
+        error(xml, config().strict(true)),
+        "t.xml:1:14: record 1: unknown field `text()` (no column takes it)"
+    );
+    let taken = parse(xml, config().field("note", "text()"));
+    assert!(taken.error.is_none());
+    assert_eq!(taken.rows[0], values(&["1", "ownmore&"]));
+}
+
+#[test]
 fn a_nil_field_that_holds_content_is_refused() {
     let xsi = r#"xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance""#;
     let record = |field: &str| format!("<r {xsi}><p><id>1</id>{field}</p></r>");
