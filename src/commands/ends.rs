@@ -35,9 +35,22 @@ pub fn check_args(args: &ImportArgs) -> Result<(), CliError> {
     if !postgres && copy {
         return usage("--write-path copy-binary|copy-text is for a postgres:// URL");
     }
-    let text = format(args) != FormatArg::Xml;
-    if text && (!args.maps.is_empty() || args.row != "row") {
-        return usage("--row and --map are for XML input");
+    let format = format(args);
+    if format != FormatArg::Xml {
+        // Given to another format they would be ignored: a mapping, a
+        // decoding or a policy the user asked for, silently not applied.
+        let xml_only = [
+            (!args.maps.is_empty() || args.row != "row", "--row and --map are"),
+            (!args.fields.is_empty(), "--field is"),
+            (!args.repeated.is_empty(), "--repeated is"),
+            (!args.decodes.is_empty(), "--decode is"),
+        ];
+        if let Some((_, flags)) = xml_only.iter().find(|(given, _)| *given) {
+            return usage(&format!("{flags} for XML input"));
+        }
+    }
+    if format != FormatArg::Csv && (args.delimiter.is_some() || args.null_string.is_some()) {
+        return usage("--delimiter and --null-string are for CSV input");
     }
     if !delimiter(args).is_ascii() {
         return usage("--delimiter must be one ASCII character");

@@ -241,3 +241,43 @@ fn fields_no_column_takes_are_reported_for_every_format() {
         assert_eq!(json["ignored_fields"], expected, "{name}");
     }
 }
+
+#[test]
+fn flags_of_another_format_are_refused_not_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, text: &str, flags: &[&str]| {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        let url = "mysql://nobody@127.0.0.1:1/none";
+        let args = [
+            &["import", file.to_str().unwrap(), "--url", url, "--table", "t"][..],
+            &["--columns", "id", "--dry-run"],
+            flags,
+        ]
+        .concat();
+        ringpipe(&args)
+    };
+    let csv = "id\n1\n";
+    for (flags, named) in [
+        (&["--map", "a=id"][..], "--row and --map"),
+        (&["--field", "id=@id"], "--field"),
+        (&["--repeated", "last"], "--repeated"),
+        (&["--decode", "id=hex"], "--decode"),
+    ] {
+        for (name, text) in [("t.csv", csv), ("t.jsonl", "{\"id\":1}\n")] {
+            let output = run(name, text, flags);
+            assert_eq!(output.status.code(), Some(2), "{name} {flags:?}");
+            let message = stderr(&output);
+            assert!(message.contains(&format!("{named} ")), "{message}");
+            assert!(message.contains("for XML input"), "{message}");
+        }
+    }
+    for (name, text) in [("t.xml", "<r><row><id>1</id></row></r>"), ("t.jsonl", "{\"id\":1}\n")] {
+        for flags in [&["--null-string", "\\N"][..], &["--delimiter", ";"]] {
+            let output = run(name, text, flags);
+            assert_eq!(output.status.code(), Some(2), "{name} {flags:?}");
+            assert!(stderr(&output).contains("are for CSV input"), "{}", stderr(&output));
+        }
+    }
+    assert!(run("t.csv", csv, &["--null-string", "\\N"]).status.success());
+}
