@@ -62,6 +62,10 @@ pub mod codes {
     pub const WARN_DEPRECATED_SYNTAX: u16 = 1287;
     /// `ER_TRUNCATED_WRONG_VALUE`: incorrect date/time/number value.
     pub const TRUNCATED_WRONG_VALUE: u16 = 1292;
+    /// `ER_WARN_INVALID_TIMESTAMP`: a `TIMESTAMP` naming a local time the
+    /// session's time zone skips (a DST gap), as `LOAD DATA` reports it
+    /// (an INSERT fails with 1292 instead).
+    pub const WARN_INVALID_TIMESTAMP: u16 = 1299;
     /// `ER_NO_DEFAULT_FOR_FIELD`: a NOT NULL column without default was left out.
     pub const NO_DEFAULT_FOR_FIELD: u16 = 1364;
     /// `ER_TRUNCATED_WRONG_VALUE_FOR_FIELD`: incorrect value for a column (bad text).
@@ -277,6 +281,7 @@ const ROW_ERRORS: &[u16] = &[
     codes::DATA_OUT_OF_RANGE,
     codes::DATA_TRUNCATED,
     codes::TRUNCATED_WRONG_VALUE,
+    codes::WARN_INVALID_TIMESTAMP,
     codes::NO_DEFAULT_FOR_FIELD,
     codes::TRUNCATED_WRONG_VALUE_FOR_FIELD,
     codes::DATA_TOO_LONG,
@@ -467,7 +472,7 @@ mod tests {
 
     #[test]
     fn data_errors_are_fatal_and_row_attributable() {
-        for code in [1406, 1366, 1292, 1265, 1264, 1048, 1062] {
+        for code in [1406, 1366, 1292, 1299, 1265, 1264, 1048, 1062] {
             let e = server(code);
             assert!(!e.is_retryable(), "{code}");
             assert!(e.is_row_error(), "{code}");

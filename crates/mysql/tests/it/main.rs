@@ -5,6 +5,7 @@
 mod common;
 mod proxy;
 
+mod altered_types;
 mod auth;
 mod bad_records;
 mod binary;

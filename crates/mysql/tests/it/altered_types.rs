@@ -1,0 +1,195 @@
+//! Values MariaDB would store altered without an error (a two-digit year
+//! given a century, a time of day read as a date, fractional digits
+//! dropped from a time spelled as a number, a number spelled as text into
+//! a `BIT` stored as its characters' bytes) are refused as bad records on
+//! every write path, while an exact neighbour of each lands as given.
+
+use mysql::prelude::Queryable;
+use ringpipe_mysql::{prepare, SinkConfig, WritePath};
+use ringpipe_pipeline::{RecordPosition, Row, Sink};
+
+use crate::common::*;
+
+/// The test table's columns after `id`, with their types and how a value
+/// is read back as text.
+const COLUMNS: &[(&str, &str, &str)] = &[
+    ("d", "DATE", "CAST(`d` AS CHAR)"),
+    ("dt", "DATETIME", "CAST(`dt` AS CHAR)"),
+    ("ts", "TIMESTAMP NULL", "CAST(`ts` AS CHAR)"),
+    ("t", "TIME", "CAST(`t` AS CHAR)"),
+    ("t1", "TIME(1)", "CAST(`t1` AS CHAR)"),
+    ("bits", "BIT(16)", "HEX(`bits`)"),
+];
+
+/// A value for one column.
+enum Given {
+    /// Text, as CSV, JSON Lines and XML text give it.
+    Text(&'static str),
+    /// Bytes, as `--decode` gives them.
+    Bytes(&'static [u8]),
+}
+
+/// One record per case: the column, the value, and what it is stored as
+/// (`None`: refused, as the server would alter it).
+fn cases() -> Vec<(&'static str, Given, Option<&'static str>)> {
+    use Given::{Bytes, Text};
+    vec![
+        ("d", Text("2024-01-05"), Some("2024-01-05")),
+        ("d", Text("24-01-05"), None),
+        ("d", Text("99-12-31"), None),
+        ("d", Text("20240105"), Some("2024-01-05")),
+        ("d", Text("240105"), None),
+        ("d", Text("10:00:00"), None),
+        (
+            "dt",
+            Text("2024-01-05 10:00:00"),
+            Some("2024-01-05 10:00:00"),
+        ),
+        ("dt", Text("24-01-05 10:00:00"), None),
+        ("dt", Text("2024-01-05T10:00"), Some("2024-01-05 10:00:00")),
+        ("dt", Text("24-01-05T10:00"), None),
+        ("dt", Text("20240105103000"), Some("2024-01-05 10:30:00")),
+        ("dt", Text("240105103000"), None),
+        (
+            "dt",
+            Text("20240105103000.000"),
+            Some("2024-01-05 10:30:00"),
+        ),
+        ("dt", Text("20240105103000.5"), None),
+        ("dt", Text("10:00:00"), None),
+        (
+            "ts",
+            Text("2024-01-05 10:00:00"),
+            Some("2024-01-05 10:00:00"),
+        ),
+        ("ts", Text("24-01-05 10:00:00"), None),
+        ("t", Text("10"), Some("00:00:10")),
+        ("t", Text("10.5"), None),
+        ("t", Text("10:00"), Some("10:00:00")),
+        ("t", Text("10:00.5"), None),
+        ("t", Text("103000"), Some("10:30:00")),
+        ("t", Text("103000.5"), None),
+        ("t", Text("-10.0"), Some("-00:00:10")),
+        ("t", Text("-10.5"), None),
+        ("t1", Text("10.5"), Some("00:00:10.5")),
+        ("t1", Text("10.25"), None),
+        ("t1", Text("10:00.5"), Some("10:00:00.5")),
+        ("bits", Text("ab"), Some("6162")),
+        ("bits", Text("1"), None),
+        ("bits", Text("255"), None),
+        ("bits", Text(""), None),
+        ("bits", Text("true"), None),
+        ("bits", Bytes(&[0x01]), Some("1")),
+        ("bits", Bytes(&[0x01, 0xff]), Some("1FF")),
+    ]
+}
+
+/// Loads every case on `path` into a fresh table, all in one batch; the
+/// stored cases as `(id, column, text)` and the reject file's lines.
+fn load(path: WritePath) -> (Vec<(u32, String, String)>, Vec<String>) {
+    let table = format!("rp_mysql_altered_{path:?}").to_lowercase();
+    let _table = MysqlTable::fresh(&table);
+    let mut c = conn();
+    let defs: Vec<String> = COLUMNS
+        .iter()
+        .map(|(name, sql_type, _)| format!("`{name}` {sql_type}"))
+        .collect();
+    c.query_drop(format!(
+        "CREATE TABLE `{table}` (id INT PRIMARY KEY, {}) DEFAULT CHARSET=utf8mb4",
+        defs.join(", ")
+    ))
+    .unwrap();
+    let mut names = vec!["id"];
+    names.extend(COLUMNS.iter().map(|(name, ..)| *name));
+    let dir = tempfile::tempdir().unwrap();
+    let rejects = dir.path().join("rejects.tsv");
+    let config = SinkConfig::new(url(), &table, &names)
+        .write_path(path)
+        .max_bad(1_000)
+        .reject_file(&rejects);
+    let target = prepare(&config).unwrap();
+    let mut sink = target.connect_sink(0).unwrap();
+    let mut row = Row::with_columns(names.len());
+    for (i, (column, given, _)) in cases().iter().enumerate() {
+        let at = 1 + COLUMNS
+            .iter()
+            .position(|(name, ..)| name == column)
+            .unwrap();
+        row.clear();
+        row.set(0, &(i + 1).to_string());
+        match given {
+            Given::Text(text) => row.set(at, text),
+            Given::Bytes(bytes) => row.set_bytes(at, bytes),
+        }
+        row.set_position(RecordPosition {
+            record: i as u64 + 1,
+            line: i as u64 + 2,
+            column: 1,
+            byte_offset: 0,
+        });
+        sink.write(&row).unwrap();
+    }
+    commit(&mut sink).unwrap();
+    sink.close().unwrap();
+    let read: Vec<String> = COLUMNS
+        .iter()
+        .map(|(.., read)| (*read).to_owned())
+        .collect();
+    let rows: Vec<mysql::Row> = c
+        .query(format!(
+            "SELECT id, {} FROM `{table}` ORDER BY id",
+            read.join(", ")
+        ))
+        .unwrap();
+    let stored = rows
+        .into_iter()
+        .flat_map(|row| {
+            let id: u32 = row.get(0).unwrap();
+            (0..COLUMNS.len())
+                .filter_map(|i| {
+                    let text: Option<String> = row.get(i + 1).unwrap();
+                    text.map(|text| (id, COLUMNS[i].0.to_owned(), text))
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let lines = std::fs::read_to_string(&rejects)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    (stored, lines)
+}
+
+#[test]
+fn altered_values_are_refused_and_their_exact_neighbours_land() {
+    let cases = cases();
+    let expected: Vec<(u32, String, String)> = cases
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (column, _, stored))| {
+            stored.map(|text| (i as u32 + 1, (*column).to_owned(), text.to_owned()))
+        })
+        .collect();
+    let refused: Vec<usize> = (0..cases.len()).filter(|&i| cases[i].2.is_none()).collect();
+    for path in [
+        WritePath::Insert,
+        WritePath::Prepared,
+        WritePath::LoadData,
+        WritePath::Bulk,
+    ] {
+        let (stored, rejects) = load(path);
+        assert_eq!(stored, expected, "{path:?}: what landed, as given");
+        assert_eq!(rejects.len(), refused.len(), "{path:?}: {rejects:#?}");
+        for (line, &i) in rejects.iter().zip(&refused) {
+            let (column, ..) = &cases[i];
+            let head = format!("{}\t{}:1\t", i + 1, i + 2);
+            assert!(line.starts_with(&head), "{path:?}: {line}");
+            // Refused before the server saw it, naming the column.
+            assert!(
+                !line.contains("server error") && line.contains(&format!("`{column}`")),
+                "{path:?}: {line}"
+            );
+        }
+    }
+}
