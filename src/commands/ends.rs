@@ -40,7 +40,10 @@ pub fn check_args(args: &ImportArgs) -> Result<(), CliError> {
         // Given to another format they would be ignored: a mapping, a
         // decoding or a policy the user asked for, silently not applied.
         let xml_only = [
-            (!args.maps.is_empty() || args.row != "row", "--row and --map are"),
+            (
+                !args.maps.is_empty() || args.row != "row",
+                "--row and --map are",
+            ),
             (!args.fields.is_empty(), "--field is"),
             (!args.repeated.is_empty(), "--repeated is"),
             (!args.decodes.is_empty(), "--decode is"),

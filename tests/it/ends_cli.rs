@@ -250,7 +250,14 @@ fn flags_of_another_format_are_refused_not_ignored() {
         std::fs::write(&file, text).unwrap();
         let url = "mysql://nobody@127.0.0.1:1/none";
         let args = [
-            &["import", file.to_str().unwrap(), "--url", url, "--table", "t"][..],
+            &[
+                "import",
+                file.to_str().unwrap(),
+                "--url",
+                url,
+                "--table",
+                "t",
+            ][..],
             &["--columns", "id", "--dry-run"],
             flags,
         ]
@@ -272,12 +279,21 @@ fn flags_of_another_format_are_refused_not_ignored() {
             assert!(message.contains("for XML input"), "{message}");
         }
     }
-    for (name, text) in [("t.xml", "<r><row><id>1</id></row></r>"), ("t.jsonl", "{\"id\":1}\n")] {
+    for (name, text) in [
+        ("t.xml", "<r><row><id>1</id></row></r>"),
+        ("t.jsonl", "{\"id\":1}\n"),
+    ] {
         for flags in [&["--null-string", "\\N"][..], &["--delimiter", ";"]] {
             let output = run(name, text, flags);
             assert_eq!(output.status.code(), Some(2), "{name} {flags:?}");
-            assert!(stderr(&output).contains("are for CSV input"), "{}", stderr(&output));
+            assert!(
+                stderr(&output).contains("are for CSV input"),
+                "{}",
+                stderr(&output)
+            );
         }
     }
-    assert!(run("t.csv", csv, &["--null-string", "\\N"]).status.success());
+    assert!(run("t.csv", csv, &["--null-string", "\\N"])
+        .status
+        .success());
 }
