@@ -61,7 +61,7 @@ impl Plan {
             let column = column
                 .ok_or_else(|| PgError::Config(format!("{target} has no column {name:?}")))?;
             types.push(column.typname.as_str());
-            checks.push(Check::for_type(&column.typname, column.typmod));
+            checks.push(column.check.clone());
         }
         let encoders: Option<Vec<Encoder>> = types.iter().map(|t| Encoder::for_type(t)).collect();
         let encoders = match (config.format, encoders) {

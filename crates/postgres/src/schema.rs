@@ -1,5 +1,6 @@
 //! What the server says about the target table: column types and key.
 
+use crate::check::Check;
 use crate::conn::Conn;
 use crate::ident::{quote, quote_table};
 use crate::{PgConfig, PgError};
@@ -13,6 +14,9 @@ pub struct Column {
     pub typname: String,
     /// Its type modifier (`atttypmod`: length, precision, scale; -1 for none).
     pub typmod: i32,
+    /// The check of its values the server would alter: its own type's, a
+    /// domain's base type's, or each element's of an array.
+    pub check: Option<Check>,
 }
 
 /// The target table as the sinks need it.
@@ -24,10 +28,20 @@ pub struct Table {
     pub key: Vec<String>,
 }
 
-const COLUMNS: &str = "SELECT a.attname::text, t.typname::text, a.atttypmod FROM pg_attribute a \
-     JOIN pg_type t ON t.oid = a.atttypid \
+const COLUMNS: &str = "SELECT a.attname::text, t.typname::text, a.atttypmod, a.atttypid, \
+     t.typtype = 'd' OR t.typcategory = 'A' FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid \
      WHERE a.attrelid = $1::text::regclass AND a.attnum > 0 AND NOT a.attisdropped \
      ORDER BY a.attnum";
+
+/// A type: its kind, a domain's base type and modifier, an array's
+/// element type, its name.
+const TYPE: &str = "SELECT typtype::text, typbasetype, typtypmod, \
+     CASE WHEN typcategory = 'A' THEN typelem ELSE 0::oid END, typname::text \
+     FROM pg_type WHERE oid = $1";
+
+/// `money`'s spelling in the session's `lc_monetary`: its decimal places,
+/// decimal point and digit group separator.
+const MONEY: &str = "SELECT 1234567::numeric::money::text";
 
 const KEY: &str = "SELECT a.attname::text FROM pg_index i \
      JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) \
@@ -42,21 +56,86 @@ const KEY: &str = "SELECT a.attname::text FROM pg_index i \
 pub(crate) fn describe(conn: &mut Conn, table: &str) -> Result<Table, PgError> {
     let quoted = quote_table(table)?;
     let context = format!("reading the columns of {quoted}");
-    let columns = conn
-        .query(COLUMNS, &[&quoted], &context)?
-        .into_iter()
-        .map(|row| Column {
+    let mut columns = Vec::new();
+    let mut money = None;
+    for row in conn.query(COLUMNS, &[&quoted], &context)? {
+        let (typname, typmod): (String, i32) = (row.get(1), row.get(2));
+        // A domain's or an array's check is its base or element type's.
+        let check = match row.get(4) {
+            true => check(conn, row.get(3), typmod, &mut money, &context)?,
+            false => scalar_check(conn, &typname, typmod, &mut money, &context)?,
+        };
+        columns.push(Column {
             name: row.get(0),
-            typname: row.get(1),
-            typmod: row.get(2),
-        })
-        .collect();
+            typname,
+            typmod,
+            check,
+        });
+    }
     let key = conn
         .query(KEY, &[&quoted], &context)?
         .into_iter()
         .map(|row| row.get(0))
         .collect();
     Ok(Table { columns, key })
+}
+
+/// The check of values of type `oid` with modifier `typmod`: a domain's
+/// by its base type (and the domain's modifier), an array's by its
+/// element type. `money` holds the session's money check once read.
+fn check(
+    conn: &mut Conn,
+    oid: u32,
+    typmod: i32,
+    money: &mut Option<Option<Check>>,
+    context: &str,
+) -> Result<Option<Check>, PgError> {
+    let (name, typmod, element) = base_type(conn, oid, typmod, context)?;
+    if element == 0 {
+        return scalar_check(conn, &name, typmod, money, context);
+    }
+    let (name, typmod, _) = base_type(conn, element, typmod, context)?;
+    let inner = scalar_check(conn, &name, typmod, money, context)?;
+    Ok(inner.map(|inner| Check::Elements(Box::new(inner))))
+}
+
+/// The check of values of the base type `name` with modifier `typmod`.
+fn scalar_check(
+    conn: &mut Conn,
+    name: &str,
+    typmod: i32,
+    money: &mut Option<Option<Check>>,
+    context: &str,
+) -> Result<Option<Check>, PgError> {
+    if name != "money" {
+        return Ok(Check::for_type(name, typmod));
+    }
+    if money.is_none() {
+        let spelled: String = conn.query_one(MONEY, &[], context)?.get(0);
+        *money = Some(Check::money(&spelled));
+    }
+    Ok(money.clone().flatten())
+}
+
+/// The base type of `oid` (itself unless a domain): its name, modifier
+/// and array element type (0 unless an array).
+fn base_type(
+    conn: &mut Conn,
+    mut oid: u32,
+    mut typmod: i32,
+    context: &str,
+) -> Result<(String, i32, u32), PgError> {
+    loop {
+        let row = conn.query_one(TYPE, &[&oid], context)?;
+        let kind: String = row.get(0);
+        if kind != "d" {
+            return Ok((row.get(4), typmod, row.get(3)));
+        }
+        // As the server's getBaseTypeAndTypmod: the innermost domain's
+        // modifier is the base type's.
+        oid = row.get(1);
+        typmod = row.get(2);
+    }
 }
 
 /// Every column of `table` on the server at `url`, in table order.

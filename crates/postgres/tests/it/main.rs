@@ -4,6 +4,7 @@
 
 mod common;
 
+mod altered_types;
 mod binary;
 mod lost_commit;
 mod modes;

@@ -1,0 +1,113 @@
+//! `real` and `double precision`: significant digits the nearest float
+//! does not keep.
+
+/// A `real` (`single`) or `double precision` value: every significant
+/// digit written is the nearest float's, read back to as many digits (so
+/// `0.1` and a float printer's `0.10000000000000001` pass, `16777217` in
+/// a `real` does not). Text that is not a plain decimal number, zero, or
+/// a number out of the type's range passes: that is the encoder's or the
+/// server's to judge.
+pub(super) fn float(text: &str, single: bool) -> Result<(), String> {
+    let trimmed = text.trim();
+    let Some(number) = Significant::read(trimmed) else {
+        return Ok(());
+    };
+    // Up to FLT_DIG (6) or DBL_DIG (15) digits come back unchanged from a
+    // float within the normal range: no need to read it.
+    let (safe, normal) = match single {
+        true => (6, -37..=37),
+        false => (15, -307..=307),
+    };
+    if number.count <= safe && normal.contains(&number.exponent) {
+        return Ok(());
+    }
+    let (kept, shown) = match single {
+        true => match trimmed.parse::<f32>() {
+            Ok(value) if value.is_finite() && value != 0.0 => spelled(value.abs(), number.count),
+            _ => return Ok(()),
+        },
+        false => match trimmed.parse::<f64>() {
+            Ok(value) if value.is_finite() && value != 0.0 => spelled(value.abs(), number.count),
+            _ => return Ok(()),
+        },
+    };
+    let same = kept.split_once('e').is_some_and(|(mantissa, exponent)| {
+        exponent.parse() == Ok(number.exponent)
+            && mantissa
+                .bytes()
+                .filter(u8::is_ascii_digit)
+                .eq(number.digits())
+    });
+    match same {
+        true => Ok(()),
+        false => Err(format!(
+            "{text:?} has more significant digits than {} keeps: it would be stored as {shown}",
+            if single { "real" } else { "double precision" }
+        )),
+    }
+}
+
+/// A float to `count` significant digits (`1.2345e6`), and as the server
+/// shows it (its shortest spelling).
+fn spelled<F: std::fmt::Display + std::fmt::LowerExp>(value: F, count: usize) -> (String, String) {
+    let kept = format!("{:.*e}", count - 1, value);
+    let plain = value.to_string();
+    let shown = match plain.len() > 20 {
+        true => format!("{value:e}"),
+        false => plain,
+    };
+    (kept, shown)
+}
+
+/// The significant digits of a plain decimal number's text (sign, digits,
+/// a point, an exponent), from its first nonzero digit to its last.
+struct Significant<'a> {
+    /// The digits before the point.
+    int: &'a str,
+    /// The digits after the point.
+    frac: &'a str,
+    /// Where the first nonzero digit is among them.
+    first: usize,
+    /// How many digits there are from the first nonzero one to the last.
+    count: usize,
+    /// The power of ten of the first nonzero digit.
+    exponent: i64,
+}
+
+impl<'a> Significant<'a> {
+    /// `None` for zero or text that is not a plain decimal number.
+    fn read(text: &'a str) -> Option<Significant<'a>> {
+        let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+        let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+            Some(at) => (&unsigned[..at], unsigned[at + 1..].parse::<i64>().ok()?),
+            None => (unsigned, 0),
+        };
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+        if int.len() + frac.len() == 0 || !digits(int) || !digits(frac) {
+            return None;
+        }
+        let all = || int.bytes().chain(frac.bytes());
+        let first = all().position(|b| b != b'0')?;
+        let trailing = all().rev().position(|b| b != b'0')?;
+        let count = int.len() + frac.len() - trailing - first;
+        let exponent = exponent.checked_add(int.len() as i64 - 1 - first as i64)?;
+        Some(Significant {
+            int,
+            frac,
+            first,
+            count,
+            exponent,
+        })
+    }
+
+    /// The significant digits, as ASCII.
+    fn digits(&self) -> impl Iterator<Item = u8> + 'a {
+        let (first, count) = (self.first, self.count);
+        self.int
+            .bytes()
+            .chain(self.frac.bytes())
+            .skip(first)
+            .take(count)
+    }
+}

@@ -1,0 +1,254 @@
+//! Values PostgreSQL would store as something else without an error (a
+//! moment of the import for `now`, a century for a two-digit year, the
+//! nearest float, money rounded or its separator skipped, a cut name, ...)
+//! are refused with their record and column, in binary and text COPY
+//! alike, while their exact neighbours land unchanged.
+
+use std::collections::BTreeMap;
+
+use ringpipe_pipeline::Import;
+use ringpipe_postgres::{CopyFormat, PgConfig, PgTarget};
+
+use crate::common::{client, url, Rows, Table};
+
+/// A value and what it is stored as (read back with the test's select
+/// expression), or `None` for a value the checks refuse.
+type Case<'a> = (&'a str, Option<&'a str>);
+
+/// Imports `cases` as rows `(id, v)` into `name` (`v` of type `column`)
+/// in `format`, then checks each: landed as expected, or refused by the
+/// sink's checks (not by the server) naming its record and column.
+/// Returns whether the import used binary COPY.
+fn import(name: &str, column: &str, select: &str, cases: &[Case], format: CopyFormat) -> bool {
+    let ddl = format!("CREATE TABLE {{t}} (id int PRIMARY KEY, v {column})");
+    let mut table = Table::new(name, &ddl);
+    let ids: Vec<String> = (1..=cases.len()).map(|i| i.to_string()).collect();
+    let rows: Vec<[Option<&str>; 2]> = ids
+        .iter()
+        .zip(cases)
+        .map(|(id, (value, _))| [Some(id.as_str()), Some(*value)])
+        .collect();
+    let slices: Vec<&[Option<&str>]> = rows.iter().map(|r| &r[..]).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.tsv");
+    let config = PgConfig::new(url(), name, &["id", "v"])
+        .format(format)
+        .max_bad(cases.len() as u64)
+        .reject_file(&file);
+    let target = PgTarget::new(config);
+    Import::new(target.clone())
+        .batch_rows(4)
+        .run(vec![Rows::text(&["id", "v"], &slices)])
+        .unwrap();
+    let stored: BTreeMap<String, Option<String>> = table
+        .rows(&format!("id::text, {select}"), "id")
+        .into_iter()
+        .map(|row| (row[0].clone().unwrap(), row[1].clone()))
+        .collect();
+    let rejected = std::fs::read_to_string(&file).unwrap_or_default();
+    for (i, (value, expected)) in cases.iter().enumerate() {
+        let record = i + 1;
+        let got = stored.get(&record.to_string());
+        match expected {
+            Some(expected) => assert_eq!(
+                got,
+                Some(&Some(expected.to_string())),
+                "{column} {value:?} ({format:?}); rejects: {rejected}"
+            ),
+            None => {
+                assert_eq!(got, None, "{column} {value:?} ({format:?}) landed");
+                let ours = format!("{record}\t{record}:0\trecord {record}, column \"v\": ");
+                assert!(
+                    rejected.lines().any(|line| line.starts_with(&ours)),
+                    "{column} {value:?} ({format:?}) not refused by the checks: {rejected}"
+                );
+            }
+        }
+    }
+    target.binary().unwrap()
+}
+
+/// [`import`] in the default format (binary when `binary`: the column's
+/// type has an encoder) and in text COPY.
+fn both(name: &str, column: &str, select: &str, cases: &[Case], binary: bool) {
+    let auto = import(
+        &format!("{name}_auto"),
+        column,
+        select,
+        cases,
+        CopyFormat::Auto,
+    );
+    assert_eq!(auto, binary, "{column}");
+    let text = import(
+        &format!("{name}_text"),
+        column,
+        select,
+        cases,
+        CopyFormat::Text,
+    );
+    assert!(!text, "{column}");
+}
+
+#[test]
+fn pg_altered_moments_centuries_and_leap_seconds_are_refused() {
+    let date: &[Case] = &[
+        ("now", None),
+        ("today", None),
+        ("Tomorrow", None),
+        ("yesterday", None),
+        ("Jan 2 45", None),
+        ("450102", None),
+        ("Jan 2 2045", Some("2045-01-02")),
+        ("2045-01-02", Some("2045-01-02")),
+        ("epoch", Some("1970-01-01")),
+        ("infinity", Some("infinity")),
+        ("-infinity", Some("-infinity")),
+    ];
+    both("pg_altered_date", "date", "v::text", date, true);
+    let timestamp: &[Case] = &[
+        ("now", None),
+        ("today 10:00", None),
+        ("epoch 12:00", None),
+        ("infinity 10:00", None),
+        ("2016-12-31 23:59:60", None),
+        ("2016-12-31 23:59:59", Some("2016-12-31 23:59:59")),
+        ("epoch", Some("1970-01-01 00:00:00")),
+        ("2024-01-02 10:00:00", Some("2024-01-02 10:00:00")),
+        ("Jan 2 2024 10:00", Some("2024-01-02 10:00:00")),
+    ];
+    both("pg_altered_ts", "timestamp", "v::text", timestamp, true);
+    let utc = "(v AT TIME ZONE 'UTC')::text";
+    let timestamptz: &[Case] = &[
+        ("yesterday", None),
+        ("2024-01-02 10:00:00 UTC+2", None),
+        ("2024-01-02 10:00:00 GMT-05:00", None),
+        ("2024-01-02 10:00:00+02", Some("2024-01-02 08:00:00")),
+        ("2024-01-02 10:00:00 Etc/GMT+2", Some("2024-01-02 12:00:00")),
+        ("2024-01-02 10:00:00 UTC", Some("2024-01-02 10:00:00")),
+        ("1/2/24 10:00:00+00", None),
+    ];
+    both("pg_altered_tstz", "timestamptz", utc, timestamptz, false);
+    let time: &[Case] = &[
+        ("now", None),
+        ("2024-01-02 10:00:00", None),
+        ("23:59:60", None),
+        ("10:00:00", Some("10:00:00")),
+        ("10:00 PM", Some("22:00:00")),
+        ("allballs", Some("00:00:00")),
+    ];
+    both("pg_altered_time", "time", "v::text", time, false);
+    let timetz: &[Case] = &[
+        ("2024-01-02 10:00:00+02", None),
+        ("10:00:00 UTC+2", None),
+        ("10:00:00+02", Some("10:00:00+02")),
+    ];
+    both("pg_altered_timetz", "timetz", "v::text", timetz, false);
+}
+
+#[test]
+fn pg_altered_floats_money_intervals_and_small_types_are_refused() {
+    let real: &[Case] = &[
+        ("16777217", None),
+        ("52.3676543", None),
+        ("16777216", Some("1.6777216e+07")),
+        ("52.36765", Some("52.36765")),
+        ("0.1", Some("0.1")),
+        ("0.100000001", Some("0.1")),
+        ("1e-40", Some("1e-40")),
+    ];
+    both("pg_altered_real", "real", "v::text", real, true);
+    let double: &[Case] = &[
+        ("9007199254740993", None),
+        ("3.141592653589793238", None),
+        ("9007199254740992", Some("9.007199254740992e+15")),
+        ("0.10000000000000001", Some("0.1")),
+        ("3.141592653589793", Some("3.141592653589793")),
+    ];
+    both("pg_altered_double", "float8", "v::text", double, true);
+    let interval: &[Case] = &[
+        ("0.1 years", None),
+        ("00:00:00.0000001", None),
+        ("1.5 years", Some("1 year 6 mons")),
+        ("00:00:00.000001", Some("00:00:00.000001")),
+    ];
+    both(
+        "pg_altered_interval",
+        "interval",
+        "v::text",
+        interval,
+        false,
+    );
+    let name: &[Case] = &[
+        (&"n".repeat(64), None),
+        (&"n".repeat(63), Some(&"n".repeat(63))),
+    ];
+    both("pg_altered_name", "name", "v::text", name, false);
+    let byte: &[Case] = &[("ab", None), ("a", Some("a"))];
+    both("pg_altered_char", "\"char\"", "v::text", byte, false);
+    let oid: &[Case] = &[("-1", None), ("4294967295", Some("4294967295"))];
+    both("pg_altered_oid", "oid", "v::text", oid, false);
+    // Money as the session spells it: these values assume `.` and `,`.
+    let spelled: String = client()
+        .query_one("SELECT 1234567::numeric::money::text", &[])
+        .unwrap()
+        .get(0);
+    if spelled.ends_with("1,234,567.00") {
+        let money: &[Case] = &[
+            ("12.345", None),
+            ("12,34", None),
+            ("0.005", None),
+            ("12.34", Some("12.34")),
+            ("$1,234.56", Some("1234.56")),
+            ("12.3400", Some("12.34")),
+        ];
+        both(
+            "pg_altered_money",
+            "money",
+            "v::numeric::text",
+            money,
+            false,
+        );
+    }
+}
+
+/// Drops a domain when it goes (with the columns of its type).
+struct Domain(&'static str);
+
+impl Drop for Domain {
+    fn drop(&mut self) {
+        let sql = format!("DROP DOMAIN IF EXISTS {} CASCADE", self.0);
+        let _ = client().batch_execute(&sql);
+    }
+}
+
+#[test]
+fn pg_altered_domains_and_arrays_are_checked_by_their_base_type() {
+    let domain = Domain("pg_altered_tenths");
+    drop(Domain(domain.0));
+    let sql = format!(
+        "CREATE DOMAIN {} AS numeric(4,1) CHECK (VALUE > 0)",
+        domain.0
+    );
+    client().batch_execute(&sql).unwrap();
+    let tenths: &[Case] = &[("1.25", None), ("1.2", Some("1.2"))];
+    both("pg_altered_domain", domain.0, "v::text", tenths, false);
+    let arrays: &[Case] = &[
+        ("{1.2,1.25}", None),
+        ("{{1.5},{\"2.25\"}}", None),
+        ("{1.2,NULL}", Some("{1.2,NULL}")),
+    ];
+    both(
+        "pg_altered_array",
+        "numeric(4,1)[]",
+        "v::text",
+        arrays,
+        false,
+    );
+    let column = format!("{}[]", domain.0);
+    both("pg_altered_domains", &column, "v::text", arrays, false);
+    let dates: &[Case] = &[
+        ("{2024-01-02,now}", None),
+        ("{2024-01-02,NULL}", Some("{2024-01-02,NULL}")),
+    ];
+    both("pg_altered_dates", "date[]", "v::text", dates, false);
+}
