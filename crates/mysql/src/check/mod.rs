@@ -6,7 +6,8 @@
 //! column stores `1.5` as 2 without a warning, a `DECIMAL(p,s)` rounds to
 //! `s` places with only a note, a `DATETIME(n)`, `TIMESTAMP(n)` or
 //! `TIME(n)` drops fractional digits beyond `n` without a word, a `FLOAT`
-//! or `DOUBLE` stores a number too small for it as 0, and one declared
+//! or `DOUBLE` keeps the nearest float (`16777217` in a `FLOAT` is
+//! 16777216) and stores a number too small for it as 0, and one declared
 //! with decimals (`FLOAT(7,2)`) rounds to them without a warning. Text
 //! columns change values too: an `ENUM` or `SET` takes a member in another
 //! case (`a` for `A`, stored as `A`) or a number as a member's position, a
@@ -29,7 +30,7 @@ mod text;
 
 use std::sync::Arc;
 
-use ringpipe_pipeline::exact::{is_nonzero_number, within_fraction, within_scale};
+use ringpipe_pipeline::exact::{float_rounds, is_nonzero_number, within_fraction, within_scale};
 use ringpipe_pipeline::Value;
 
 use self::temporal::{
@@ -56,7 +57,8 @@ pub(crate) enum Check {
     Time(usize),
     /// `FLOAT` (`single`) or `DOUBLE`: a nonzero number must not become 0
     /// in its precision, nor have more decimal places than `scale`, when
-    /// the column was declared with some.
+    /// the column was declared with some, nor more significant digits than
+    /// the nearest float keeps.
     Float {
         /// Single precision.
         single: bool,
@@ -186,6 +188,14 @@ impl Check {
             } if !within_scale(text, scale) => Err(format!(
                 "{text:?} has more decimal places than the column's {scale}: it would be rounded"
             )),
+            &Check::Float { single, .. } => match float_rounds(text, single) {
+                Some(shown) => Err(format!(
+                    "{text:?} has more significant digits than a {} keeps: it would be stored \
+                     as {shown}",
+                    if single { "FLOAT" } else { "DOUBLE" }
+                )),
+                None => Ok(()),
+            },
             _ => Ok(()),
         }
     }

@@ -201,6 +201,12 @@ fn floats_refuse_what_would_become_zero() {
     assert!(float2.check(Value::Text("1.25")).is_ok());
     assert!(float2.check(Value::Text("1.005")).is_err());
     assert!(float2.check(Value::Text("1e-50")).is_err());
+    // Digits the nearest float does not keep.
+    assert!(float.check(Value::Text("16777217")).is_err());
+    assert!(float.check(Value::Text("1.2345678")).is_ok());
+    assert!(double.check(Value::Text("16777217")).is_ok());
+    assert!(double.check(Value::Text("9007199254740993")).is_err());
+    assert!(double.check(Value::Text("0.30000000000000004")).is_ok());
 }
 
 #[test]

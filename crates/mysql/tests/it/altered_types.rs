@@ -1,8 +1,9 @@
 //! Values MariaDB would store altered without an error (a two-digit year
 //! given a century, a time of day read as a date, fractional digits
 //! dropped from a time spelled as a number, a number spelled as text into
-//! a `BIT` stored as its characters' bytes) are refused as bad records on
-//! every write path, while an exact neighbour of each lands as given.
+//! a `BIT` stored as its characters' bytes, a digit a `FLOAT` does not
+//! keep) are refused as bad records on every write path, while an exact
+//! neighbour of each lands as given.
 
 use mysql::prelude::Queryable;
 use ringpipe_mysql::{prepare, SinkConfig, WritePath};
@@ -19,6 +20,7 @@ const COLUMNS: &[(&str, &str, &str)] = &[
     ("t", "TIME", "CAST(`t` AS CHAR)"),
     ("t1", "TIME(1)", "CAST(`t1` AS CHAR)"),
     ("bits", "BIT(16)", "HEX(`bits`)"),
+    ("f", "FLOAT", "CAST(`f` AS CHAR)"),
 ];
 
 /// A value for one column.
@@ -74,6 +76,8 @@ fn cases() -> Vec<(&'static str, Given, Option<&'static str>)> {
         ("t1", Text("10.5"), Some("00:00:10.5")),
         ("t1", Text("10.25"), None),
         ("t1", Text("10:00.5"), Some("10:00:00.5")),
+        ("f", Text("1.5"), Some("1.5")),
+        ("f", Text("16777217"), None),
         ("bits", Text("ab"), Some("6162")),
         ("bits", Text("1"), None),
         ("bits", Text("255"), None),

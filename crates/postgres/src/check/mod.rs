@@ -30,7 +30,6 @@
 //! another field list) drops.
 
 mod array;
-mod float;
 mod interval;
 mod money;
 #[cfg(test)]
@@ -38,10 +37,9 @@ mod tests;
 mod time;
 
 use ringpipe_pipeline::canonical;
-use ringpipe_pipeline::exact::{find_time, within_scale};
+use ringpipe_pipeline::exact::{find_time, float_rounds, within_scale};
 
 use self::array::elements;
-use self::float::float;
 use self::interval::interval;
 use self::money::{money, single_char};
 use self::time::{moment, time, two_digit_year, two_digit_year_reason};
@@ -215,7 +213,14 @@ impl Check {
             Check::Scale(scale) if !within_scale(text, scale) => Err(format!(
                 "{text:?} has more decimal places than the column's {scale}: it would be rounded"
             )),
-            Check::Float { single } => float(text, single),
+            Check::Float { single } => match float_rounds(text, single) {
+                Some(shown) => Err(format!(
+                    "{text:?} has more significant digits than {} keeps: it would be stored as \
+                     {shown}",
+                    if single { "real" } else { "double precision" }
+                )),
+                None => Ok(()),
+            },
             Check::Money {
                 digits,
                 point,

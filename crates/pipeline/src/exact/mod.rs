@@ -9,6 +9,10 @@
 //! number or a time at all is not judged here: the server refuses it
 //! itself.
 
+mod float;
+
+pub use self::float::float_rounds;
+
 /// Whether `text`, a decimal number (`-1.25`, `1.5e3`, surrounding space
 /// allowed), has no nonzero digit beyond `scale` decimal places (a negative
 /// scale counts places left of the point), so that a column of that scale

@@ -1,17 +1,24 @@
-//! `real` and `double precision`: significant digits the nearest float
-//! does not keep.
+//! Whether a float column keeps every significant digit a number is
+//! written with: the nearest float, read back to as many digits, must give
+//! them again.
 
-/// A `real` (`single`) or `double precision` value: every significant
-/// digit written is the nearest float's, read back to as many digits (so
-/// `0.1` and a float printer's `0.10000000000000001` pass, `16777217` in
-/// a `real` does not). Text that is not a plain decimal number, zero, or
-/// a number out of the type's range passes: that is the encoder's or the
-/// server's to judge.
-pub(super) fn float(text: &str, single: bool) -> Result<(), String> {
+/// How the nearest float of `text` (single precision with `single`, else
+/// double) would be shown, when it loses a significant digit `text` was
+/// written with: `16777217` in single precision is 16777216; `0.1`, and a
+/// float printer's `0.10000000000000001`, keep theirs. `None` also for
+/// text that is not a plain decimal number, zero, or a number out of the
+/// type's range: those are the server's to judge.
+///
+/// ```
+/// use ringpipe_pipeline::exact::float_rounds;
+///
+/// assert_eq!(float_rounds("16777217", true).as_deref(), Some("16777216"));
+/// assert_eq!(float_rounds("0.1", true), None);
+/// assert_eq!(float_rounds("3.141592653589793238", false).as_deref(), Some("3.141592653589793"));
+/// ```
+pub fn float_rounds(text: &str, single: bool) -> Option<String> {
     let trimmed = text.trim();
-    let Some(number) = Significant::read(trimmed) else {
-        return Ok(());
-    };
+    let number = Significant::read(trimmed)?;
     // Up to FLT_DIG (6) or DBL_DIG (15) digits come back unchanged from a
     // float within the normal range: no need to read it.
     let (safe, normal) = match single {
@@ -19,16 +26,16 @@ pub(super) fn float(text: &str, single: bool) -> Result<(), String> {
         false => (15, -307..=307),
     };
     if number.count <= safe && normal.contains(&number.exponent) {
-        return Ok(());
+        return None;
     }
     let (kept, shown) = match single {
         true => match trimmed.parse::<f32>() {
             Ok(value) if value.is_finite() && value != 0.0 => spelled(value.abs(), number.count),
-            _ => return Ok(()),
+            _ => return None,
         },
         false => match trimmed.parse::<f64>() {
             Ok(value) if value.is_finite() && value != 0.0 => spelled(value.abs(), number.count),
-            _ => return Ok(()),
+            _ => return None,
         },
     };
     let same = kept.split_once('e').is_some_and(|(mantissa, exponent)| {
@@ -38,13 +45,7 @@ pub(super) fn float(text: &str, single: bool) -> Result<(), String> {
                 .filter(u8::is_ascii_digit)
                 .eq(number.digits())
     });
-    match same {
-        true => Ok(()),
-        false => Err(format!(
-            "{text:?} has more significant digits than {} keeps: it would be stored as {shown}",
-            if single { "real" } else { "double precision" }
-        )),
-    }
+    (!same).then_some(shown)
 }
 
 /// A float to `count` significant digits (`1.2345e6`), and as the server
