@@ -180,7 +180,8 @@ pub struct ImportArgs {
     #[arg(long = "field", value_name = "COLUMN=PATH")]
     pub fields: Vec<String>,
     /// Decode a column's text into bytes: `--decode data=base64` (or
-    /// `hex`), for producers that do not mark binary fields with
+    /// `hex`, with or without PostgreSQL's `\x` prefix), for CSV, JSON
+    /// Lines and XML producers that do not mark binary fields with
     /// `xsi:type` (repeatable).
     #[arg(long = "decode", value_name = "COLUMN=hex|base64")]
     pub decodes: Vec<String>,

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use ringpipe_mysql::WritePath;
+use ringpipe_pipeline::Decode;
 use ringpipe_postgres::{is_postgres_url, CopyFormat, PgConfig};
 use ringpipe_text::{CsvSource, Format, JsonlSource, TextConfig, TextError};
 
@@ -46,7 +47,6 @@ pub fn check_args(args: &ImportArgs) -> Result<(), CliError> {
             ),
             (!args.fields.is_empty(), "--field is"),
             (!args.repeated.is_empty(), "--repeated is"),
-            (!args.decodes.is_empty(), "--decode is"),
         ];
         if let Some((_, flags)) = xml_only.iter().find(|(given, _)| *given) {
             return usage(&format!("{flags} for XML input"));
@@ -101,7 +101,7 @@ fn delimiter(args: &ImportArgs) -> char {
         .unwrap_or_else(|| TextConfig::delimiter_for(&args.file) as char)
 }
 
-fn text_config(args: &ImportArgs, columns: &[String]) -> TextConfig {
+fn text_config(args: &ImportArgs, columns: &[String]) -> Result<TextConfig, CliError> {
     let mut config = TextConfig::new(columns.iter().cloned())
         .strict(args.strict)
         .delimiter(delimiter(args) as u8)
@@ -109,7 +109,22 @@ fn text_config(args: &ImportArgs, columns: &[String]) -> TextConfig {
     if let Some(null) = &args.null_string {
         config = config.null_string(null.clone());
     }
-    config
+    for (column, decode) in decodes(args)? {
+        config = config.decode(column, decode);
+    }
+    Ok(config)
+}
+
+/// `--decode COLUMN=hex|base64`, for any input format.
+pub fn decodes(args: &ImportArgs) -> Result<Vec<(String, Decode)>, CliError> {
+    let parse = |decode: &String| {
+        let usage = |m: String| CliError::Usage(format!("--decode {decode}: {m}"));
+        let (column, how) = decode
+            .split_once('=')
+            .ok_or_else(|| usage("expected COLUMN=hex|base64".into()))?;
+        Ok((column.to_owned(), how.parse().map_err(usage)?))
+    };
+    args.decodes.iter().map(parse).collect()
 }
 
 /// The CSV source of `args`, as `regions` regions when it can be split.
@@ -118,7 +133,7 @@ pub fn csv(
     columns: &[String],
     regions: usize,
 ) -> Result<Vec<CsvSource>, CliError> {
-    CsvSource::open_regions(&args.file, text_config(args, columns), regions).map_err(text_error)
+    CsvSource::open_regions(&args.file, text_config(args, columns)?, regions).map_err(text_error)
 }
 
 /// The JSON Lines source of `args`, as `regions` regions when it can be
@@ -128,7 +143,7 @@ pub fn jsonl(
     columns: &[String],
     regions: usize,
 ) -> Result<Vec<JsonlSource>, CliError> {
-    JsonlSource::open_regions(&args.file, text_config(args, columns), regions).map_err(text_error)
+    JsonlSource::open_regions(&args.file, text_config(args, columns)?, regions).map_err(text_error)
 }
 
 /// A header that does not fit the columns is a usage error (the columns

@@ -375,12 +375,8 @@ fn xml_config(args: &ImportArgs, columns: &[String]) -> Result<XmlConfig, CliErr
         }
         config = config.field(column, path);
     }
-    for decode in &args.decodes {
-        let usage = |m: String| CliError::Usage(format!("--decode {decode}: {m}"));
-        let (column, how) = decode
-            .split_once('=')
-            .ok_or_else(|| usage("expected COLUMN=hex|base64".into()))?;
-        config = config.decode(column, how.parse().map_err(usage)?);
+    for (column, decode) in ends::decodes(args)? {
+        config = config.decode(column, decode);
     }
     config.validate().map_err(CliError::Usage)?;
     Ok(config)

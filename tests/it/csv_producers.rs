@@ -4,14 +4,16 @@
 //! STDOUT (FORMAT csv, HEADER)` must read back through `CsvSource` as
 //! exactly the values the server returns for the same query, in one region
 //! and in several (whose split points must not fall inside a quoted
-//! newline).
+//! newline); its `bytea` values, written as `\\x` hex, must land as the
+//! same bytes in both servers with `--decode`.
 
 use std::io::Read;
 
+use mysql::prelude::Queryable;
 use ringpipe_pipeline::{Row, Source};
 use ringpipe_text::{CsvSource, TextConfig};
 
-use crate::common::pg;
+use crate::common::{conn, import_into, pg, stderr, MysqlTable, PgTable, Server};
 
 /// The columns read, as text; PostgreSQL's CSV writes NULL as an unquoted
 /// empty field and the empty string as `""`.
@@ -86,4 +88,75 @@ fn postgresql_csv_of_its_own_catalogue_reads_back_exactly() {
             assert_eq!(got, want, "{regions} region(s)");
         }
     }
+}
+
+/// Bytes of every kind (NUL, 0xff, text), as PostgreSQL's CSV writes
+/// `bytea`: `\\x` and hex digits.
+const BYTES: &str = "SELECT oid::int AS id, \
+      '\\x00ff0a22'::bytea || convert_to(proname, 'UTF8') AS data FROM pg_proc";
+
+#[test]
+fn postgresql_csv_of_bytea_lands_as_the_same_bytes_with_decode() {
+    let mut client = pg();
+    let mut expected: Vec<(i32, String)> = client
+        .query(
+            &format!("SELECT id, encode(data, 'hex') FROM ({BYTES}) b"),
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    expected.sort();
+    assert!(expected.len() > 1_000, "{} rows", expected.len());
+    let mut csv = Vec::new();
+    client
+        .copy_out(&format!("COPY ({BYTES}) TO STDOUT (FORMAT csv, HEADER)"))
+        .unwrap()
+        .read_to_end(&mut csv)
+        .unwrap();
+    assert!(csv.windows(4).any(|w| w == b"\\x00"), "bytea as \\x hex");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bytea.csv");
+    std::fs::write(&path, &csv).unwrap();
+    let ddl = |binary: &str| format!("CREATE TABLE {{t}} (id int PRIMARY KEY, data {binary})");
+    for server in [Server::Mariadb, Server::Postgres] {
+        let table = "rp_csv_bytea";
+        let got: Vec<(i32, String)> = match server {
+            Server::Mariadb => {
+                let _table = MysqlTable::fresh(table);
+                conn()
+                    .query_drop(ddl("varbinary(200)").replace("{t}", table))
+                    .unwrap();
+                land(&path, server, table);
+                conn()
+                    .query(format!(
+                        "SELECT id, LOWER(HEX(data)) FROM {table} ORDER BY id"
+                    ))
+                    .unwrap()
+            }
+            Server::Postgres => {
+                let _table = PgTable::fresh(table);
+                pg().batch_execute(&ddl("bytea").replace("{t}", table))
+                    .unwrap();
+                land(&path, server, table);
+                pg().query(
+                    &format!("SELECT id, encode(data, 'hex') FROM {table} ORDER BY id"),
+                    &[],
+                )
+                .unwrap()
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect()
+            }
+        };
+        assert_eq!(got, expected);
+    }
+}
+
+/// Imports the `bytea` CSV at `path` into `table`, decoding `data`.
+fn land(path: &std::path::Path, server: Server, table: &str) {
+    let args = ["--decode", "data=hex"];
+    let output = import_into(path, &server.url(), table, &args);
+    assert!(output.status.success(), "{}", stderr(&output));
 }

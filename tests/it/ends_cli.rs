@@ -269,7 +269,6 @@ fn flags_of_another_format_are_refused_not_ignored() {
         (&["--map", "a=id"][..], "--row and --map"),
         (&["--field", "id=@id"], "--field"),
         (&["--repeated", "last"], "--repeated"),
-        (&["--decode", "id=hex"], "--decode"),
     ] {
         for (name, text) in [("t.csv", csv), ("t.jsonl", "{\"id\":1}\n")] {
             let output = run(name, text, flags);

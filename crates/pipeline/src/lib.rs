@@ -13,6 +13,7 @@
 //! reads back and clears the checkpoints.
 
 pub mod canonical;
+mod decode;
 mod digest;
 mod doctor;
 mod error;
@@ -39,6 +40,7 @@ mod target;
 mod timeouts;
 mod usage;
 
+pub use decode::{Decode, DecodeError};
 pub use doctor::{DoctorReport, Finding, Severity};
 pub use error::{ImportError, ImportFailure, ResumeError};
 pub use identity::{fingerprint, ImportIdentity, Layout, Part};

@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use ringpipe_pipeline::Decode;
+
 /// Settings shared by the CSV and JSON Lines sources.
 #[derive(Debug, Clone)]
 pub struct TextConfig {
@@ -21,6 +23,9 @@ pub struct TextConfig {
     /// An input without any record (a CSV header alone, no JSON object) is
     /// accepted instead of being an error (default: an error).
     pub allow_empty: bool,
+    /// Columns whose text encodes bytes (hex, base64), decoded before the
+    /// row leaves the source; see [`TextConfig::decode`].
+    pub decodes: Vec<(String, Decode)>,
 }
 
 impl TextConfig {
@@ -37,6 +42,7 @@ impl TextConfig {
             null_string: None,
             max_value_bytes: 64 << 20,
             allow_empty: false,
+            decodes: Vec::new(),
         }
     }
 
@@ -99,6 +105,34 @@ impl TextConfig {
     pub fn allow_empty(mut self, allow: bool) -> Self {
         self.allow_empty = allow;
         self
+    }
+
+    /// Decodes `column`'s text (hex, PostgreSQL's `\\x` hex included, or
+    /// base64) into the bytes it encodes: a binary column's value as an
+    /// export writes it. A value that does not decode is an error naming
+    /// its record and field; `NULL` stays `NULL`.
+    pub fn decode(mut self, column: impl Into<String>, decode: Decode) -> Self {
+        let column = column.into();
+        self.decodes.retain(|(c, _)| *c != column);
+        self.decodes.push((column, decode));
+        self
+    }
+
+    /// How each column's text is decoded, in column order.
+    ///
+    /// # Errors
+    ///
+    /// When a decoding names no column.
+    pub(crate) fn column_decodes(&self) -> Result<Vec<Option<Decode>>, String> {
+        if let Some((column, _)) = (self.decodes.iter()).find(|(c, _)| !self.columns.contains(c)) {
+            return Err(format!("a decoding for {column:?}, which is not a column"));
+        }
+        let decode = |column: &String| {
+            (self.decodes.iter())
+                .find(|(c, _)| c == column)
+                .map(|&(_, d)| d)
+        };
+        Ok(self.columns.iter().map(decode).collect())
     }
 }
 

@@ -4,7 +4,7 @@ use std::io::BufRead;
 use std::path::Path;
 use std::sync::Arc;
 
-use ringpipe_pipeline::{ColumnUsage, RecordPosition, Row, Source, SourceProgress};
+use ringpipe_pipeline::{ColumnUsage, Decode, RecordPosition, Row, Source, SourceProgress};
 
 use crate::csv_fields::{self, FieldError, Fields, Malformed};
 use crate::csv_header::map_header;
@@ -48,6 +48,10 @@ pub struct CsvSource {
     usage: ColumnUsage,
     /// Whether this region marked the columns filled.
     marked: bool,
+    /// Per column, the decoding of its text into bytes, if any.
+    decodes: Arc<[Option<Decode>]>,
+    /// A decoded value's bytes.
+    bytes: Vec<u8>,
     config: TextConfig,
     place: Place,
 }
@@ -93,6 +97,8 @@ impl CsvSource {
                 ignored: Arc::clone(&first.ignored),
                 usage: first.usage.clone(),
                 marked: false,
+                decodes: Arc::clone(&first.decodes),
+                bytes: Vec::new(),
                 config: first.config.clone(),
                 place,
             });
@@ -128,6 +134,10 @@ impl CsvSource {
         let offset = place.start();
         let fields = Fields::new(reader, config.delimiter, offset, 1, config.max_value_bytes);
         let usage = ColumnUsage::new(&config.columns);
+        let decodes = config.column_decodes().map_err(|why| TextError::Config {
+            input: place.input.clone(),
+            why,
+        })?;
         let mut source = CsvSource {
             fields,
             width: 0,
@@ -135,6 +145,8 @@ impl CsvSource {
             ignored: Arc::new([]),
             usage,
             marked: false,
+            decodes: decodes.into(),
+            bytes: Vec::new(),
             config,
             place,
         };
@@ -310,14 +322,34 @@ impl CsvSource {
                 format!("{} fields as in the header, found {found}", self.width),
             ));
         }
+        // The record's text borrows the source: decoded bytes go to a
+        // buffer taken out of it meanwhile.
+        let mut bytes = std::mem::take(&mut self.bytes);
         let text = self.record_text(record)?;
         for (index, column) in self.fill.iter().enumerate() {
             let Some(column) = *column else { continue };
             let (value, quoted) = self.field(text, index, record)?;
-            if quoted || self.config.null_string.as_deref() != Some(value) {
-                row.set(column, value);
+            if !quoted && self.config.null_string.as_deref() == Some(value) {
+                continue;
+            }
+            match self.decodes[column] {
+                None => row.set(column, value),
+                Some(mode) => {
+                    bytes.clear();
+                    if let Err(e) = mode.decode(value, &mut bytes) {
+                        let line = self.fields.field_at(index).2;
+                        let name = &self.config.columns[column];
+                        let expected = format!(
+                            "{mode} for column `{name}` ({}, at byte {} of the value)",
+                            e.why, e.at
+                        );
+                        return Err(self.error(line, index as u64 + 1, record, expected));
+                    }
+                    row.set_bytes(column, &bytes);
+                }
             }
         }
+        self.bytes = bytes;
         if !self.marked {
             (0..self.config.columns.len()).for_each(|column| self.usage.mark(column));
             self.marked = true;

@@ -4,7 +4,7 @@ use std::cell::Cell;
 use std::io::{BufRead, Read};
 use std::path::Path;
 
-use ringpipe_pipeline::{ColumnUsage, RecordPosition, Row, Source, SourceProgress};
+use ringpipe_pipeline::{ColumnUsage, Decode, RecordPosition, Row, Source, SourceProgress};
 use serde::de::DeserializeSeed;
 use serde_json::error::Category;
 
@@ -36,6 +36,13 @@ pub struct JsonlSource {
     lines: u64,
     /// Offset of the next unread byte.
     bytes: u64,
+    /// Per column, the decoding of its text into bytes, if any.
+    decodes: Vec<Option<Decode>>,
+    /// Why the configuration's decodings cannot be used (reported by the
+    /// first read).
+    misconfigured: Option<String>,
+    /// A decoded value's bytes.
+    decoded: Vec<u8>,
 }
 
 impl JsonlSource {
@@ -129,7 +136,14 @@ impl JsonlSource {
     }
 
     fn build(reader: Text, place: Place, config: TextConfig, usage: ColumnUsage) -> Self {
+        let (decodes, misconfigured) = match config.column_decodes() {
+            Ok(decodes) => (decodes, None),
+            Err(why) => (Vec::new(), Some(why)),
+        };
         JsonlSource {
+            decodes,
+            misconfigured,
+            decoded: Vec::new(),
             reader,
             line: Vec::new(),
             names: Names::new(&config.columns),
@@ -230,18 +244,35 @@ impl JsonlSource {
             let Some(value) = value else { continue };
             self.usage.mark(index);
             let raw = value.get();
-            match raw.as_bytes()[0] {
-                b'n' => row.set_null(index),
-                b'"' => {
-                    let value = json_object::string_text(raw).map_err(|e| {
-                        let why = json_object::message(&e);
-                        let at = column(text, offset(text, raw));
-                        self.error(at, format!("a JSON string ({why})"))
-                    })?;
-                    row.set(index, &value);
+            let value = match raw.as_bytes()[0] {
+                b'n' => {
+                    row.set_null(index);
+                    continue;
                 }
-                _ => row.set(index, raw),
+                b'"' => json_object::string_text(raw).map_err(|e| {
+                    let why = json_object::message(&e);
+                    let at = column(text, offset(text, raw));
+                    self.error(at, format!("a JSON string ({why})"))
+                })?,
+                _ => raw.into(),
+            };
+            let Some(mode) = self.decodes.get(index).copied().flatten() else {
+                row.set(index, &value);
+                continue;
+            };
+            self.decoded.clear();
+            if let Err(e) = mode.decode(&value, &mut self.decoded) {
+                let name = &self.config.columns[index];
+                let at = column(text, offset(text, raw));
+                return Err(self.error(
+                    at,
+                    format!(
+                        "{mode} for column `{name}` ({}, at byte {} of the value)",
+                        e.why, e.at
+                    ),
+                ));
             }
+            row.set_bytes(index, &self.decoded);
         }
         Ok(())
     }
@@ -348,6 +379,14 @@ impl Source for JsonlSource {
     fn next_row(&mut self, row: &mut Row) -> Result<bool, TextError> {
         if self.place.finished() {
             return Ok(false);
+        }
+        if let Some(why) = self.misconfigured.take() {
+            let read = Err(TextError::Config {
+                input: self.place.input.clone(),
+                why,
+            });
+            self.place.after(&read);
+            return read;
         }
         let read = self.next(row);
         self.place.after(&read);

@@ -196,8 +196,8 @@ mod tag;
 mod text;
 mod window;
 
-pub use binary::Decode;
 pub use config::{Limits, Repeated, XmlConfig};
 pub use error::{ErrorPosition, LimitKind, XmlError};
 pub use ringpipe_pipeline::ColumnUsage;
+pub use ringpipe_pipeline::Decode;
 pub use source::XmlSource;

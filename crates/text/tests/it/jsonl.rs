@@ -2,7 +2,7 @@
 
 use std::io::Cursor;
 
-use ringpipe_pipeline::{Row, Source};
+use ringpipe_pipeline::{Decode, Row, Source};
 use ringpipe_text::{JsonlSource, TextConfig, TextError};
 
 fn read(text: &[u8], config: TextConfig) -> Result<Vec<Vec<Option<String>>>, TextError> {
@@ -212,4 +212,33 @@ fn a_key_that_names_a_column_only_when_case_is_ignored_is_refused() {
     let both = TextConfig::new(["id", "ID"]);
     let rows = read(b"{\"id\": 1, \"ID\": 2}", both).unwrap();
     assert_eq!(rows, vec![vec![Some("1".to_owned()), Some("2".to_owned())]]);
+}
+
+#[test]
+fn decoded_columns_hold_bytes_and_a_bad_digit_names_its_place() {
+    let config = || TextConfig::new(["id", "b"]).decode("b", Decode::Base64);
+    let text =
+        b"{\"id\": 1, \"b\": \"AP8=\"}\n{\"id\": 2, \"b\": null}\n{\"id\": 3, \"b\": \"A*8=\"}\n";
+    let mut source = JsonlSource::from_reader(Cursor::new(text.to_vec()), "t.jsonl", config());
+    let mut row = Row::with_columns(2);
+    assert!(source.next_row(&mut row).unwrap());
+    assert_eq!(
+        row.get(1).map(|v| v.as_bytes().to_vec()),
+        Some(vec![0, 255])
+    );
+    assert!(source.next_row(&mut row).unwrap());
+    assert!(row.get(1).is_none(), "NULL stays NULL");
+    let error = source.next_row(&mut row).unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "t.jsonl:3:16: record 3: base64 for column `b` ('*' is not a base64 digit, at byte 1 of \
+         the value)"
+    );
+    let other = TextConfig::new(["id"]).decode("b", Decode::Hex);
+    let mut source = JsonlSource::from_reader(Cursor::new(text.to_vec()), "t.jsonl", other);
+    let error = source.next_row(&mut row).unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "t.jsonl: a decoding for \"b\", which is not a column"
+    );
 }

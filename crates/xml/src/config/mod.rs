@@ -1,6 +1,6 @@
 //! What to read: the record element, the output columns, and the limits.
 
-use crate::binary::Decode;
+use ringpipe_pipeline::Decode;
 
 mod limits;
 mod repeated;

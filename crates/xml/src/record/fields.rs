@@ -2,9 +2,9 @@
 //! attributes, a field child (element name or `<field name="…">`, nil,
 //! `xsi:type`), and the attribute checks of elements that feed none.
 
-use ringpipe_pipeline::Row;
+use ringpipe_pipeline::{Decode, Row};
 
-use crate::binary::Decode;
+use crate::binary::from_xsi_type;
 use crate::diagnose::{ref_fault, Fault, Located};
 use crate::document::Document;
 use crate::lexer::PlainElement;
@@ -118,9 +118,7 @@ impl RecordReader {
                     key if is_xsi(key, "nil", scope) => {
                         nil = matches!(attribute.value.trim(), "true" | "1")
                     }
-                    key if is_xsi(key, "type", scope) => {
-                        typed = Decode::from_xsi_type(attribute.value)
-                    }
+                    key if is_xsi(key, "type", scope) => typed = from_xsi_type(attribute.value),
                     _ => check_value(attribute.value, at, declared, scratch)?,
                 }
                 Ok(())

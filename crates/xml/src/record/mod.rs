@@ -5,14 +5,13 @@
 //! a field's own child elements is not part of the value, and a record tag
 //! met inside a record is just content of the outer one.
 
-use ringpipe_pipeline::Row;
+use ringpipe_pipeline::{ColumnUsage, Decode, Row};
 use smallvec::SmallVec;
 
 mod content;
 mod fields;
 mod paths;
 
-use crate::binary::Decode;
 use crate::config::{Limits, Repeated, XmlConfig};
 use crate::diagnose::{Fault, Located};
 use crate::document::Document;
@@ -24,7 +23,6 @@ use crate::same::same_str;
 use crate::shape::Shape;
 use crate::stream::{Hit, PathEval};
 use crate::tag::Tag;
-use ringpipe_pipeline::ColumnUsage;
 
 /// The XML Schema instance namespace (`xsi:nil`, `xsi:type`).
 pub(crate) const XSI_NS: &str = "http://www.w3.org/2001/XMLSchema-instance";

@@ -2,9 +2,8 @@
 //! what the paths select, text for path targets, and turning a column's
 //! text into bytes.
 
-use ringpipe_pipeline::Row;
+use ringpipe_pipeline::{Decode, Row};
 
-use crate::binary::Decode;
 use crate::diagnose::{Fault, Located};
 use crate::document::Document;
 use crate::stream::Hit;
@@ -99,12 +98,9 @@ impl RecordReader {
             .push_str(row.text(column).unwrap_or_default());
         self.binary.clear();
         mode.decode(&self.decode_text, &mut self.binary)
-            .map_err(|(at, why)| Fault::BadValue {
+            .map_err(|e| Fault::BadValue {
                 field: field.to_owned(),
-                message: format!(
-                    "column `{}`: {why} (at character {at} of the value)",
-                    self.columns[column]
-                ),
+                message: format!("column `{}`: {e}", self.columns[column]),
             })?;
         row.set_bytes(column, &self.binary);
         Ok(())

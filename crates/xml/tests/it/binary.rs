@@ -84,7 +84,7 @@ fn a_bad_digit_names_record_field_and_position() {
     assert_eq!(
         error.to_string(),
         "t.xml:13:50: record 2: field `b`: bad value: column `b`: '*' is not a base64 digit \
-         (at character 2 of the value)"
+         (at byte 2 of the value)"
     );
     let odd = DUMP.replacen("5C30", "5C3", 1);
     let error = parse(odd, XmlConfig::new("row", ["id", "b"]))
