@@ -37,6 +37,10 @@ fn relay(client: TcpStream, server: TcpStream, cut: usize, seen: Arc<AtomicUsize
         let mut buf = [0u8; 65536];
         while let Ok(n @ 1..) = from_server.read(&mut buf) {
             // Set before the COMMIT is forwarded: its answer never passes.
+            // SeqCst: this load follows the store only through the server's
+            // answer on the socket, which no memory ordering names; the
+            // strongest ordering, and the system calls between them (full
+            // barriers), make the store visible here first.
             if quiet.load(Ordering::SeqCst) || to_client.write_all(&buf[..n]).is_err() {
                 break;
             }
@@ -47,7 +51,10 @@ fn relay(client: TcpStream, server: TcpStream, cut: usize, seen: Arc<AtomicUsize
         let mut buf = [0u8; 65536];
         while let Ok(n @ 1..) = from_client.read(&mut buf) {
             let commit = buf[..n].windows(COMMIT.len()).any(|w| w == COMMIT);
-            let now = commit && seen.fetch_add(1, Ordering::SeqCst) + 1 == cut;
+            // Relaxed: the count is shared by every connection's relay
+            // thread, and read-modify-writes of one atomic are totally
+            // ordered whatever the ordering; the store is as above.
+            let now = commit && seen.fetch_add(1, Ordering::Relaxed) + 1 == cut;
             if now {
                 swallow.store(true, Ordering::SeqCst);
             }
@@ -141,7 +148,8 @@ fn late_proxy(cut: usize, hold: Duration) -> String {
             let mut buf = [0u8; 65536];
             while let Ok(n @ 1..) = from_client.read(&mut buf) {
                 let commit = buf[..n].windows(COMMIT.len()).any(|w| w == COMMIT);
-                if commit && seen.fetch_add(1, Ordering::SeqCst) + 1 == cut {
+                // Relaxed: as above, one atomic's increments are totally ordered.
+                if commit && seen.fetch_add(1, Ordering::Relaxed) + 1 == cut {
                     let _ = from_client.shutdown(Shutdown::Both);
                     std::thread::sleep(hold);
                     let _ = to_server.write_all(&buf[..n]);

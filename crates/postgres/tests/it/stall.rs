@@ -47,6 +47,10 @@ fn relay(
     std::thread::spawn(move || {
         let mut buf = [0u8; 65536];
         while let Ok(n @ 1..) = from_server.read(&mut buf) {
+            // SeqCst: this load follows the store below only through the
+            // server's answer on the socket, which no memory ordering names;
+            // the strongest ordering, and the system calls between them
+            // (full barriers), make the store visible here first.
             if !silent.load(Ordering::SeqCst) && to_client.write_all(&buf[..n]).is_err() {
                 break;
             }
@@ -56,11 +60,16 @@ fn relay(
     std::thread::spawn(move || {
         let mut buf = [0u8; 65536];
         while let Ok(n @ 1..) = from_client.read(&mut buf) {
+            // SeqCst: written by this thread only; the other thread's load
+            // is the one that matters (see above).
             if frozen.load(Ordering::SeqCst) {
                 continue;
             }
             let holds = buf[..n].windows(what.len()).any(|w| w == what);
-            if holds && seen.fetch_add(1, Ordering::SeqCst) + 1 == freeze {
+            // Relaxed: the count is shared by every connection's relay
+            // thread, and read-modify-writes of one atomic are totally
+            // ordered whatever the ordering.
+            if holds && seen.fetch_add(1, Ordering::Relaxed) + 1 == freeze {
                 // Set before the message is forwarded: its answer never passes.
                 frozen.store(true, Ordering::SeqCst);
             }
