@@ -1,17 +1,18 @@
 //! Arbitrary bytes through both sources, the deterministic stand-in for
 //! `fuzz/`'s `text_sources` target: no panic, records numbered 1, 2, 3, …,
-//! and a source stays finished after an error or the end of input.
+//! and a source stays finished after an error or the end of input, with
+//! and without a column decoded.
 
 use std::io::Cursor;
 
-use ringpipe_pipeline::{Row, Source};
+use ringpipe_pipeline::{Decode, Row, Source};
 use ringpipe_text::{CsvSource, JsonlSource, TextConfig};
 
 use crate::common::Random;
 
 /// Bytes made of what the formats care about, and of what they refuse.
 fn hostile(random: &mut Random) -> Vec<u8> {
-    let pieces: [&[u8]; 16] = [
+    let pieces: [&[u8]; 18] = [
         b"a,b\n",
         b"1,2\r\n",
         b"\"",
@@ -28,6 +29,8 @@ fn hostile(random: &mut Random) -> Vec<u8> {
         b"\x00",
         "\u{feff}".as_bytes(),
         b"caf\xc3\xa9",
+        b"\\x0aFF",
+        b"AP8=",
     ];
     let mut bytes = Vec::new();
     for _ in 0..random.below(60) {
@@ -52,9 +55,15 @@ fn arbitrary_bytes_never_panic_and_a_finished_source_stays_finished() {
     let mut random = Random(0x2545_f491_4f6c_dd1d);
     for _ in 0..20_000 {
         let input = hostile(&mut random);
-        let config = TextConfig::new(["a", "b"])
+        let mut config = TextConfig::new(["a", "b"])
             .null_string("\\N")
             .max_value_bytes(8);
+        // Column `b` holds bytes in two thirds of the inputs.
+        match random.below(3) {
+            1 => config = config.decode("b", Decode::Hex),
+            2 => config = config.decode("b", Decode::Base64),
+            _ => {}
+        }
         if let Ok(source) =
             CsvSource::from_reader(Cursor::new(input.clone()), "t.csv", config.clone())
         {
