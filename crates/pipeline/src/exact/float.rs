@@ -2,6 +2,8 @@
 //! written with: the nearest float, read back to as many digits, must give
 //! them again.
 
+use super::Decimal;
+
 /// How the nearest float of `text` (single precision with `single`, else
 /// double) would be shown, when it loses a significant digit `text` was
 /// written with: `16777217` in single precision is 16777216; `0.1`, and a
@@ -60,14 +62,11 @@ fn spelled<F: std::fmt::Display + std::fmt::LowerExp>(value: F, count: usize) ->
     (kept, shown)
 }
 
-/// The significant digits of a plain decimal number's text (sign, digits,
-/// a point, an exponent), from its first nonzero digit to its last.
+/// The significant digits of a plain decimal number's text, from its
+/// first nonzero digit to its last.
 struct Significant<'a> {
-    /// The digits before the point.
-    int: &'a str,
-    /// The digits after the point.
-    frac: &'a str,
-    /// Where the first nonzero digit is among them.
+    number: Decimal<'a>,
+    /// Where the first nonzero digit is among the number's digits.
     first: usize,
     /// How many digits there are from the first nonzero one to the last.
     count: usize,
@@ -78,24 +77,13 @@ struct Significant<'a> {
 impl<'a> Significant<'a> {
     /// `None` for zero or text that is not a plain decimal number.
     fn read(text: &'a str) -> Option<Significant<'a>> {
-        let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
-        let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
-            Some(at) => (&unsigned[..at], unsigned[at + 1..].parse::<i64>().ok()?),
-            None => (unsigned, 0),
-        };
-        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-        let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
-        if int.len() + frac.len() == 0 || !digits(int) || !digits(frac) {
-            return None;
-        }
-        let all = || int.bytes().chain(frac.bytes());
-        let first = all().position(|b| b != b'0')?;
-        let trailing = all().rev().position(|b| b != b'0')?;
-        let count = int.len() + frac.len() - trailing - first;
-        let exponent = exponent.checked_add(int.len() as i64 - 1 - first as i64)?;
+        let number = Decimal::read(text)?;
+        let first = number.digits().position(|b| b != b'0')?;
+        let trailing = number.digits().rev().position(|b| b != b'0')?;
+        let count = number.int.len() + number.frac.len() - trailing - first;
+        let exponent = (number.exponent).checked_add(number.int.len() as i64 - 1 - first as i64)?;
         Some(Significant {
-            int,
-            frac,
+            number,
             first,
             count,
             exponent,
@@ -104,11 +92,6 @@ impl<'a> Significant<'a> {
 
     /// The significant digits, as ASCII.
     fn digits(&self) -> impl Iterator<Item = u8> + 'a {
-        let (first, count) = (self.first, self.count);
-        self.int
-            .bytes()
-            .chain(self.frac.bytes())
-            .skip(first)
-            .take(count)
+        self.number.digits().skip(self.first).take(self.count)
     }
 }

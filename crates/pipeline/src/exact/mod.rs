@@ -29,15 +29,8 @@ pub fn within_scale(text: &str, scale: i32) -> bool {
 /// Whether `text` has a nonzero digit: a number that is not zero.
 /// `None` for text that is not a plain decimal number.
 pub fn is_nonzero_number(text: &str) -> Option<bool> {
-    let unsigned = text.trim();
-    let unsigned = unsigned.strip_prefix(['+', '-']).unwrap_or(unsigned);
-    let mantissa = unsigned.split(['e', 'E']).next().unwrap_or_default();
-    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
-    if int.len() + frac.len() == 0 || !digits(int) || !digits(frac) {
-        return None;
-    }
-    Some(last_digit_power(text.trim()).is_some())
+    let number = Decimal::read(text.trim())?;
+    Some(number.digits().any(|b| b != b'0'))
 }
 
 /// Whether the first time of day in `text` (see [`find_time`]) has at most
@@ -99,21 +92,56 @@ fn plain_decimal_within(text: &str, scale: i32) -> bool {
 /// (`1.25` → -2, `1200` → 2, `1.5e3` → 2), `None` for zero or text that
 /// is not a plain decimal number.
 fn last_digit_power(text: &str) -> Option<i64> {
-    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
-    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
-        Some(at) => (&unsigned[..at], unsigned[at + 1..].parse::<i64>().ok()?),
-        None => (unsigned, 0),
-    };
-    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
-    if int.len() + frac.len() == 0 || !digits(int) || !digits(frac) {
-        return None;
-    }
+    let Decimal {
+        int,
+        frac,
+        exponent,
+    } = Decimal::read(text)?;
     if let Some(at) = frac.bytes().rposition(|b| b != b'0') {
         return exponent.checked_sub(1 + at as i64);
     }
     let at = int.bytes().rposition(|b| b != b'0')?;
     exponent.checked_add((int.len() - 1 - at) as i64)
+}
+
+/// A plain decimal number's text (`-12.50e3`: a sign, digits with a point,
+/// an exponent) in its parts: the one reading of such text every rule here
+/// shares.
+struct Decimal<'a> {
+    /// The digits before the point.
+    int: &'a str,
+    /// The digits after the point.
+    frac: &'a str,
+    /// The exponent (0 without one).
+    exponent: i64,
+}
+
+impl<'a> Decimal<'a> {
+    /// `None` for text that is not a plain decimal number (no digit, a
+    /// character other than the sign, digits, one point and an exponent,
+    /// or an exponent out of range).
+    fn read(text: &'a str) -> Option<Decimal<'a>> {
+        let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+        let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+            Some(at) => (&unsigned[..at], unsigned[at + 1..].parse::<i64>().ok()?),
+            None => (unsigned, 0),
+        };
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+        if int.len() + frac.len() == 0 || !digits(int) || !digits(frac) {
+            return None;
+        }
+        Some(Decimal {
+            int,
+            frac,
+            exponent,
+        })
+    }
+
+    /// Every digit, before the point and after it.
+    fn digits(&self) -> impl DoubleEndedIterator<Item = u8> + 'a {
+        self.int.bytes().chain(self.frac.bytes())
+    }
 }
 
 #[cfg(test)]
