@@ -26,6 +26,9 @@ pub fn url_parts() -> (String, String, String, String) {
     (user.into(), host.into(), port.into(), db.into())
 }
 
+/// A URL no server answers: enough for a dry run, which connects nowhere.
+pub const NOWHERE: &str = "mysql://nobody@127.0.0.1:1/none";
+
 /// `import FILE --url URL --table TABLE --row product`, then `extra`: the
 /// arguments of an import of a generated catalogue.
 pub fn import_args(file: &Path, table: &str, extra: &[&str]) -> Vec<String> {

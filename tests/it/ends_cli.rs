@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::common::{
     catalogue_files, checksum, count, fresh_pg_table, fresh_table, import_into, pg_hash, pg_url,
-    ringpipe, stderr, stdout, url,
+    ringpipe, stderr, stdout, url, NOWHERE,
 };
 
 const ROWS: u64 = 3_000;
@@ -213,21 +213,8 @@ fn fields_no_column_takes_are_reported_for_every_format() {
         let file = dir.path().join(name);
         std::fs::write(&file, text).unwrap();
         let dry_run = |more: &[&str]| {
-            let url = "mysql://nobody@127.0.0.1:1/none";
-            let args = [
-                &[
-                    "import",
-                    file.to_str().unwrap(),
-                    "--url",
-                    url,
-                    "--table",
-                    "t",
-                ][..],
-                &["--columns", "id", "--dry-run"],
-                more,
-            ]
-            .concat();
-            let output = ringpipe(&args);
+            let args = [&["--columns", "id", "--dry-run"][..], more].concat();
+            let output = import_into(&file, NOWHERE, "t", &args);
             assert!(output.status.success(), "{name}: {}", stderr(&output));
             stdout(&output)
         };
@@ -248,21 +235,8 @@ fn flags_of_another_format_are_refused_not_ignored() {
     let run = |name: &str, text: &str, flags: &[&str]| {
         let file = dir.path().join(name);
         std::fs::write(&file, text).unwrap();
-        let url = "mysql://nobody@127.0.0.1:1/none";
-        let args = [
-            &[
-                "import",
-                file.to_str().unwrap(),
-                "--url",
-                url,
-                "--table",
-                "t",
-            ][..],
-            &["--columns", "id", "--dry-run"],
-            flags,
-        ]
-        .concat();
-        ringpipe(&args)
+        let args = [&["--columns", "id", "--dry-run"][..], flags].concat();
+        import_into(&file, NOWHERE, "t", &args)
     };
     let csv = "id\n1\n";
     for (flags, named) in [

@@ -93,16 +93,10 @@ fn cases() -> Vec<(&'static str, Given, Option<&'static str>)> {
 fn load(path: WritePath) -> (Vec<(u32, String, String)>, Vec<String>) {
     let table = format!("rp_mysql_altered_{path:?}").to_lowercase();
     let _table = MysqlTable::fresh(&table);
-    let mut c = conn();
-    let defs: Vec<String> = COLUMNS
-        .iter()
-        .map(|(name, sql_type, _)| format!("`{name}` {sql_type}"))
-        .collect();
-    c.query_drop(format!(
-        "CREATE TABLE `{table}` (id INT PRIMARY KEY, {}) DEFAULT CHARSET=utf8mb4",
-        defs.join(", ")
-    ))
-    .unwrap();
+    create_with(
+        &table,
+        COLUMNS.iter().map(|&(name, sql_type, _)| (name, sql_type)),
+    );
     let mut names = vec!["id"];
     names.extend(COLUMNS.iter().map(|(name, ..)| *name));
     let dir = tempfile::tempdir().unwrap();
@@ -139,7 +133,7 @@ fn load(path: WritePath) -> (Vec<(u32, String, String)>, Vec<String>) {
         .iter()
         .map(|(.., read)| (*read).to_owned())
         .collect();
-    let rows: Vec<mysql::Row> = c
+    let rows: Vec<mysql::Row> = conn()
         .query(format!(
             "SELECT id, {} FROM `{table}` ORDER BY id",
             read.join(", ")

@@ -25,6 +25,21 @@ pub fn fresh_table(table: &str) -> MysqlTable {
     guard
 }
 
+/// Creates `table` with an `id INT PRIMARY KEY` and `columns` (name, SQL
+/// type), in utf8mb4; the caller owns the guard that drops it.
+pub fn create_with<'a>(table: &str, columns: impl IntoIterator<Item = (&'a str, &'a str)>) {
+    let defs: Vec<String> = columns
+        .into_iter()
+        .map(|(name, sql_type)| format!("`{name}` {sql_type}"))
+        .collect();
+    conn()
+        .query_drop(format!(
+            "CREATE TABLE `{table}` (id INT PRIMARY KEY, {}) DEFAULT CHARSET=utf8mb4",
+            defs.join(", ")
+        ))
+        .unwrap();
+}
+
 /// A config for the standard table.
 pub fn config(table: &str) -> SinkConfig {
     SinkConfig::new(url(), table, COLUMNS)

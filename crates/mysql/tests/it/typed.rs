@@ -102,15 +102,7 @@ fn load(table: &str, path: WritePath, batch: usize) -> (Vec<Vec<Option<String>>>
     let mut c = conn();
     c.query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
         .unwrap();
-    let defs: Vec<String> = COLUMNS
-        .iter()
-        .map(|(name, sql_type)| format!("`{name}` {sql_type}"))
-        .collect();
-    c.query_drop(format!(
-        "CREATE TABLE `{table}` (id INT PRIMARY KEY, {}) DEFAULT CHARSET=utf8mb4",
-        defs.join(", ")
-    ))
-    .unwrap();
+    create_with(table, COLUMNS.iter().copied());
     let mut names = vec!["id"];
     names.extend(COLUMNS.iter().map(|(name, _)| *name));
     let dir = tempfile::tempdir().unwrap();
