@@ -109,6 +109,8 @@ impl Target for CsvTarget {
                     // "-": not known.
                     rows_crc: line(6).parse().ok(),
                     complete: false,
+                    // This sink sets no record aside.
+                    diverted: 0,
                 })
             })
             .collect()

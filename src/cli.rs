@@ -144,8 +144,8 @@ pub struct ImportArgs {
     /// `sql_mode` still gains `STRICT_TRANS_TABLES` after it.
     #[arg(help_heading = "Target", long = "init-command", value_name = "SQL")]
     pub init_commands: Vec<String>,
-    /// Bad records to divert to --reject-file before stopping, counted in
-    /// this run (a --resume counts again from 0).
+    /// Bad records to divert to --reject-file before stopping, counted over
+    /// the whole import (a --resume counts those its earlier runs set aside).
     #[arg(
         help_heading = "Reliability",
         long,

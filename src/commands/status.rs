@@ -24,6 +24,8 @@ struct PartState {
     shards: u32,
     /// Records its shards committed.
     records: u64,
+    /// Of those, the bad records they set aside.
+    diverted: u64,
     /// Whether the part finished.
     complete: bool,
 }
@@ -64,9 +66,11 @@ pub fn run(args: StatusArgs) -> Result<(), CliError> {
             parts: identity.part.count,
             shards: identity.shards,
             records: 0,
+            diverted: 0,
             complete: false,
         });
         state.records += records;
+        state.diverted += checkpoint.diverted;
         state.complete |= checkpoint.complete;
     }
     let status = Status {
@@ -90,8 +94,17 @@ pub fn run(args: StatusArgs) -> Result<(), CliError> {
         };
         writeln!(
             out,
-            "{} part {}/{} of {:?}: {} records committed by {} shards, {state}",
-            status.table, p.part, p.parts, p.input, p.records, p.shards
+            "{} part {}/{} of {:?}: {} records committed by {} shards{}, {state}",
+            status.table,
+            p.part,
+            p.parts,
+            p.input,
+            p.records,
+            p.shards,
+            match p.diverted {
+                0 => String::new(),
+                n => format!(" ({n} of them set aside as bad)"),
+            }
         )?;
     }
     Ok(())

@@ -1,7 +1,8 @@
-//! The reject file across a resume: an import stopped by `--max-bad` and
-//! resumed with a larger budget ends with every bad record in the file
-//! once (the first run's included) and every other record in the table,
-//! into MariaDB and PostgreSQL alike.
+//! Bad records across a resume: `--max-bad` holds for the import, not for
+//! each run (the records earlier runs set aside count), and an import
+//! stopped by it and resumed with a larger budget ends with every bad
+//! record in the reject file once (the first run's included) and every
+//! other record in the table, into MariaDB and PostgreSQL alike.
 
 use crate::common::{import_into, key_value_table, stderr, Server};
 
@@ -43,7 +44,15 @@ fn keeps_the_first_runs_rejects(server: Server, name: &'static str) {
         "{}",
         stderr(&stopped)
     );
-    let resumed = run("5", &["--resume"]);
+    // Two in all: record 25 fits beside record 5, record 35 does not.
+    let again = run("2", &["--resume"]);
+    assert_eq!(again.status.code(), Some(4), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("more than 2 bad records (1 of them before the resume); record 35"),
+        "{}",
+        stderr(&again)
+    );
+    let resumed = run("3", &["--resume"]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     let text = std::fs::read_to_string(&rejects).unwrap();
     let records: Vec<&str> = text

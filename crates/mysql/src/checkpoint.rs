@@ -81,6 +81,37 @@ pub(crate) fn record_sql(
     sql
 }
 
+/// The statement adding `count` bad records, set aside by the batch whose
+/// checkpoint the open transaction recorded, to the shard's checkpoint.
+pub(crate) fn diverted_sql(
+    table: &str,
+    (identity, shard): (&ImportIdentity, usize),
+    count: u64,
+    no_backslash_escapes: bool,
+) -> String {
+    let mut sql = format!("UPDATE `ringpipe_checkpoint` SET diverted = diverted + {count}");
+    push_row_of(&mut sql, table, (identity, shard), no_backslash_escapes);
+    sql
+}
+
+/// Appends the `WHERE` clause that picks the checkpoint row of `shard` of
+/// `identity`'s part in `table`.
+fn push_row_of(
+    sql: &mut String,
+    table: &str,
+    (identity, shard): (&ImportIdentity, usize),
+    no_backslash_escapes: bool,
+) {
+    sql.push_str(" WHERE target_table = ");
+    push_literal(sql, table, no_backslash_escapes);
+    sql.push_str(" AND input = ");
+    push_literal(sql, &identity.input, no_backslash_escapes);
+    sql.push_str(&format!(
+        " AND part = {} AND shard = {shard}",
+        identity.part.index
+    ));
+}
+
 /// The last record `shard` of `identity`'s part committed, if it has a
 /// checkpoint.
 ///
@@ -95,15 +126,9 @@ pub(crate) fn committed_through(
     (identity, shard): (&ImportIdentity, usize),
     no_backslash_escapes: bool,
 ) -> Result<Option<u64>, MysqlError> {
-    let mut sql =
-        String::from("SELECT last_record FROM `ringpipe_checkpoint` WHERE target_table = ");
-    push_literal(&mut sql, table, no_backslash_escapes);
-    sql.push_str(" AND input = ");
-    push_literal(&mut sql, &identity.input, no_backslash_escapes);
-    sql.push_str(&format!(
-        " AND part = {} AND shard = {shard} FOR UPDATE",
-        identity.part.index
-    ));
+    let mut sql = String::from("SELECT last_record FROM `ringpipe_checkpoint`");
+    push_row_of(&mut sql, table, (identity, shard), no_backslash_escapes);
+    sql.push_str(" FOR UPDATE");
     let context = "reading the checkpoint";
     let rows = conn.query_rows(&sql, context)?;
     let Some(value) = rows
@@ -158,6 +183,7 @@ fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError>
         u64,
         u64,
         u64,
+        u64,
         Option<u64>,
         bool,
         String,
@@ -167,7 +193,7 @@ fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError>
     let rows: Vec<mysql::Row> = conn
         .exec(
             "SELECT input, part, parts, shard, shards, region_start, last_record, records, \
-             rows_crc, complete, mapping FROM `ringpipe_checkpoint` WHERE target_table = ? \
+             diverted, rows_crc, complete, mapping FROM `ringpipe_checkpoint` WHERE target_table = ? \
              ORDER BY input, part, shard",
             (table,),
         )
@@ -181,6 +207,7 @@ fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError>
         region_start,
         last_record,
         records,
+        diverted,
         rows_crc,
         complete,
         mapping,
@@ -212,6 +239,7 @@ fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError>
                 region_start,
                 rows_crc,
                 complete,
+                diverted,
             },
             records,
         })
@@ -325,5 +353,10 @@ mod tests {
         };
         let sql = record_sql("t", unknown, &identity, true);
         assert!(sql.contains(", 99, 7, NULL, "), "{sql}");
+        assert_eq!(
+            diverted_sql("t", (&identity, 1), 2, true),
+            "UPDATE `ringpipe_checkpoint` SET diverted = diverted + 2 WHERE target_table = 't' \
+             AND input = 'a''b' AND part = 3 AND shard = 1"
+        );
     }
 }

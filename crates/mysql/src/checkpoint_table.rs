@@ -7,8 +7,9 @@
 //! each other's progress. `region_start` is the first record of the
 //! shard's region, which a resume checks its own split against (0: not
 //! known). `complete` marks a part that finished (every shard row of it is
-//! set at once); `records` counts the records the shard committed, and
-//! `rows_crc` is the digest of their rows (NULL: not known). The
+//! set at once); `records` counts the records the shard committed,
+//! `diverted` those of them it set aside as bad, and `rows_crc` is the
+//! digest of their rows (NULL: not known). The
 //! table keeps a primary key through every shape (Galera replicates only
 //! tables with one).
 
@@ -29,6 +30,7 @@ const CREATE: &str = "CREATE TABLE IF NOT EXISTS `ringpipe_checkpoint` (
   region_start BIGINT NOT NULL DEFAULT 0,
   last_record BIGINT NOT NULL,
   records BIGINT NOT NULL DEFAULT 0,
+  diverted BIGINT NOT NULL DEFAULT 0,
   rows_crc BIGINT NULL,
   complete BOOLEAN NOT NULL DEFAULT FALSE,
   mapping TEXT NOT NULL,
@@ -62,6 +64,10 @@ const ADD_REGION_START: &str = "ALTER TABLE `ringpipe_checkpoint`
 const ADD_ROWS_CRC: &str = "ALTER TABLE `ringpipe_checkpoint`
        ADD COLUMN rows_crc BIGINT NULL AFTER records";
 
+/// The shape without counts of bad records: its rows get 0 (not known).
+const ADD_DIVERTED: &str = "ALTER TABLE `ringpipe_checkpoint`
+       ADD COLUMN diverted BIGINT NOT NULL DEFAULT 0 AFTER records";
+
 /// Creates the checkpoint table if needed, or migrates one of an earlier
 /// shape.
 pub(crate) fn ensure_table(conn: &mut Conn) -> Result<(), MysqlError> {
@@ -75,6 +81,9 @@ pub(crate) fn ensure_table(conn: &mut Conn) -> Result<(), MysqlError> {
     }
     if !has_column(conn, "rows_crc")? {
         migrate(conn, &[ADD_ROWS_CRC], "rows_crc")?;
+    }
+    if !has_column(conn, "diverted")? {
+        migrate(conn, &[ADD_DIVERTED], "diverted")?;
     }
     Ok(())
 }

@@ -220,11 +220,14 @@ pub enum MysqlError {
         /// Why the server refused it.
         source: Box<MysqlError>,
     },
-    /// More than `max_bad` records failed across all shards.
-    #[error("more than {max_bad} bad records; record {} (line {}, column {}) failed: {source}", .position.record, .position.line, .position.column)]
+    /// More than `max_bad` records failed across all shards and every run
+    /// of the import.
+    #[error("more than {max_bad} bad records{}; record {} (line {}, column {}) failed: {source}", ringpipe_pipeline::RejectBudget::note_earlier(*.earlier), .position.record, .position.line, .position.column)]
     TooManyBadRecords {
         /// The configured budget.
         max_bad: u64,
+        /// Those of them the runs a resumed import continues set aside.
+        earlier: u64,
         /// The record that exceeded it.
         position: RecordPosition,
         /// Why the server refused it.

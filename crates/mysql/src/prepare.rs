@@ -169,9 +169,16 @@ impl PreparedTarget {
         self.inner.recoveries.read()
     }
 
-    /// Bad records diverted to the reject file so far, over all shards.
+    /// Bad records diverted to the reject file so far, over all shards,
+    /// in this run (not those of the runs a resumed import continues).
     pub fn rejected(&self) -> u64 {
         self.inner.rejects.budget.used()
+    }
+
+    /// Charges `earlier` bad records, set aside by the committed batches of
+    /// the runs this resumed import continues, to the import's budget.
+    pub(crate) fn carry_diverted(&self, earlier: u64) {
+        self.inner.rejects.budget.carry(earlier);
     }
 }
 

@@ -70,6 +70,13 @@ impl Target for MysqlTarget {
         Ok(())
     }
 
+    /// Charges the bad records of the interrupted runs to the budget.
+    fn carry_diverted(&self, diverted: u64) {
+        if let Some(prepared) = self.prepared.get() {
+            prepared.carry_diverted(diverted);
+        }
+    }
+
     fn empties(&self) -> bool {
         self.config.mode == Mode::Truncate
     }

@@ -239,6 +239,7 @@ impl<T: Target> Import<T> {
                 last_record,
                 region_start,
                 rows_crc,
+                ..
             } => (last_record, region_start, rows_crc),
             Start::Complete => return Ok(self.complete_summary()),
         };
@@ -382,12 +383,17 @@ impl<T: Target> Import<T> {
                 )
             }
         };
-        let resuming = match &start {
+        let diverted = match &start {
             Start::Complete => return Ok((start, neighbours)),
-            Start::Fresh => false,
-            Start::After { .. } => true,
+            Start::Fresh => None,
+            Start::After { diverted, .. } => Some(*diverted),
         };
-        self.target.prepare(resuming).map_err(ImportError::Target)?;
+        self.target
+            .prepare(diverted.is_some())
+            .map_err(ImportError::Target)?;
+        if let Some(diverted) = diverted {
+            self.target.carry_diverted(diverted);
+        }
         Ok((start, neighbours))
     }
 

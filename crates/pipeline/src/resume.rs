@@ -11,11 +11,12 @@ pub(crate) enum Start {
     /// Continue after the checkpoints: per shard, the last record
     /// committed (0: none), its region's first record (0: not known) and
     /// the digest of its rows (`Some(0)`: none committed; `None`: not
-    /// known).
+    /// known); and the bad records the committed batches set aside, in all.
     After {
         last_record: Vec<u64>,
         region_start: Vec<u64>,
         rows_crc: Vec<Option<u32>>,
+        diverted: u64,
     },
     /// The part finished: nothing to do.
     Complete,
@@ -50,7 +51,9 @@ pub(crate) fn start_point(
     let mut last_record = vec![0; identity.shards as usize];
     let mut region_start = vec![0; identity.shards as usize];
     let mut rows_crc = vec![Some(0); identity.shards as usize];
+    let mut diverted = 0u64;
     for checkpoint in mine {
+        diverted = diverted.saturating_add(checkpoint.diverted);
         match last_record.get_mut(checkpoint.shard) {
             Some(last) => {
                 *last = checkpoint.last_record;
@@ -70,6 +73,7 @@ pub(crate) fn start_point(
         last_record,
         region_start,
         rows_crc,
+        diverted,
     })
 }
 
@@ -137,6 +141,7 @@ mod tests {
             region_start: 1,
             rows_crc: Some(last as u32),
             complete,
+            diverted: last / 2,
         }
     }
 
@@ -152,6 +157,7 @@ mod tests {
                 last_record: vec![0, 7],
                 region_start: vec![0, 1],
                 rows_crc: vec![Some(0), Some(7)],
+                diverted: 3,
             }
         );
         assert_eq!(start_point(&identity(p0, "a"), &[]).unwrap(), Start::Fresh);

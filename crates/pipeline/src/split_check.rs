@@ -321,6 +321,7 @@ mod tests {
             region_start,
             rows_crc: None,
             complete: false,
+            diverted: 0,
         }
     }
 

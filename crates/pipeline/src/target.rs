@@ -50,6 +50,16 @@ pub trait Target: Sync {
         false
     }
 
+    /// On a resumed import, after [`prepare`](Target::prepare) and before
+    /// any sink opens: the batches the interrupted runs committed set aside
+    /// `diverted` bad records (the sum of [`StoredCheckpoint::diverted`]
+    /// over the shards of this part). A target that limits bad records
+    /// counts them against its limit, so that the limit holds for the
+    /// import rather than for each run of it. The default does nothing.
+    fn carry_diverted(&self, diverted: u64) {
+        let _ = diverted;
+    }
+
     /// Opens the sink of `shard` (numbered across the whole import).
     ///
     /// # Errors
@@ -127,6 +137,12 @@ pub struct StoredCheckpoint {
     pub rows_crc: Option<u32>,
     /// Whether the import's part finished ([`Target::mark_complete`]).
     pub complete: bool,
+    /// Records the shard set aside as bad in the batches it committed
+    /// ([`Sink::last_commit_diverted`](crate::Sink::last_commit_diverted)),
+    /// over every run of the import; 0 when not known (stored before the
+    /// count was kept). A resume charges them to the target's budget of
+    /// bad records ([`Target::carry_diverted`]).
+    pub diverted: u64,
 }
 
 impl<K, F> Target for F

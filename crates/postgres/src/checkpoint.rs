@@ -60,6 +60,16 @@ pub fn record_sql(checkpoints: &str) -> String {
     )
 }
 
+/// The update adding a batch's bad records to its shard's checkpoint, in
+/// the batch's transaction after [`record_sql`]: parameters target_table,
+/// input, part, shard, the count.
+pub fn diverted_sql(checkpoints: &str) -> String {
+    format!(
+        "UPDATE {checkpoints} SET diverted = diverted + $5 \
+         WHERE target_table = $1 AND input = $2 AND part = $3 AND shard = $4"
+    )
+}
+
 /// One row of the checkpoint table: a shard of a part of an import.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShardCheckpoint {
@@ -88,7 +98,7 @@ pub(crate) fn rows(
 ) -> Result<Vec<ShardCheckpoint>, PgError> {
     let sql = format!(
         "SELECT input, part, parts, shard, shards, last_record, records, complete, mapping, \
-         region_start, rows_crc FROM {checkpoints} WHERE target_table = $1 \
+         region_start, rows_crc, diverted FROM {checkpoints} WHERE target_table = $1 \
          ORDER BY input, part, shard"
     );
     let rows = conn.query(&sql, &[&table], "reading the checkpoints")?;
@@ -135,6 +145,7 @@ pub(crate) fn rows(
                     region_start: wide(row, 9, "region_start")?,
                     rows_crc: digest(row)?,
                     complete: row.get(7),
+                    diverted: wide(row, 11, "diverted")?,
                 },
                 records: wide(row, 6, "records")?,
             })

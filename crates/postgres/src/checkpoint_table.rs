@@ -7,8 +7,9 @@
 //! `region_start` is the first record of the shard's region, which a
 //! resume checks its own split against (0: not known); `complete` marks a
 //! part that finished (every shard row of it at once), `records` counts
-//! the records the shard committed (stored or set aside), and `rows_crc`
-//! the digest of their rows (NULL: not known).
+//! the records the shard committed (stored or set aside), `diverted` those
+//! set aside as bad, and `rows_crc` the digest of their rows (NULL: not
+//! known).
 
 use crate::conn::Conn;
 use crate::ident::quote;
@@ -28,6 +29,7 @@ pub(crate) fn ensure_table(conn: &mut Conn, checkpoints: &str) -> Result<(), PgE
            region_start bigint NOT NULL DEFAULT 0,
            last_record bigint NOT NULL,
            records bigint NOT NULL DEFAULT 0,
+           diverted bigint NOT NULL DEFAULT 0,
            rows_crc bigint,
            complete boolean NOT NULL DEFAULT false,
            mapping text NOT NULL,
@@ -44,14 +46,16 @@ pub(crate) fn ensure_table(conn: &mut Conn, checkpoints: &str) -> Result<(), PgE
     if !has_column(conn, checkpoints, "part")? {
         migrate(conn, checkpoints)?;
     }
-    // The shapes without region starts (their rows get 0, not known) or
-    // without row digests (NULL, not known). Each column is looked up
+    // The shapes without region starts (their rows get 0, not known),
+    // without row digests (NULL, not known) or without counts of bad
+    // records (0, not known). Each column is looked up
     // first because the statement locks the table even when it has
     // nothing to do; `IF NOT EXISTS` settles a race with another importer
     // migrating at the same time.
     for (column, definition) in [
         ("region_start", "bigint NOT NULL DEFAULT 0"),
         ("rows_crc", "bigint"),
+        ("diverted", "bigint NOT NULL DEFAULT 0"),
     ] {
         if !has_column(conn, checkpoints, column)? {
             conn.batch_execute(

@@ -65,11 +65,14 @@ pub enum PgError {
         /// Why it was refused.
         source: Box<PgError>,
     },
-    /// More than `max_bad` records were refused, over all shards.
-    #[error("more than {max_bad} bad records; record {} (line {}, column {}) failed: {reason}", .position.record, .position.line, .position.column)]
+    /// More than `max_bad` records were refused, over all shards and every
+    /// run of the import.
+    #[error("more than {max_bad} bad records{}; record {} (line {}, column {}) failed: {reason}", ringpipe_pipeline::RejectBudget::note_earlier(*.earlier), .position.record, .position.line, .position.column)]
     TooManyBadRecords {
         /// The configured budget.
         max_bad: u64,
+        /// Those of them the runs a resumed import continues set aside.
+        earlier: u64,
         /// The record that exceeded it.
         position: RecordPosition,
         /// Why it was refused.

@@ -35,6 +35,8 @@ pub struct Plan {
     pub clear_stage: Option<String>,
     /// The checkpoint upsert.
     pub record: String,
+    /// Adds a batch's bad records to its checkpoint.
+    pub record_diverted: String,
     /// Whether binary COPY is in use (rows that are not canonical for
     /// it still go in text COPY).
     pub binary: bool,
@@ -96,6 +98,7 @@ impl Plan {
             merge: merge(config, table, &target, &columns)?,
             clear_stage: stages.then(|| format!("DELETE FROM {STAGE}")),
             record: checkpoint::record_sql(&checkpoints),
+            record_diverted: checkpoint::diverted_sql(&checkpoints),
             binary: encoders.is_some(),
             bytea: types.iter().map(|t| *t == "bytea").collect(),
             checks,

@@ -73,7 +73,8 @@ impl PgTarget {
             .map_or_else(Recoveries::default, |p| p.recoveries.read())
     }
 
-    /// Bad records set aside so far, over all shards.
+    /// Bad records set aside so far, over all shards, in this run (not
+    /// those of the runs a resumed import continues).
     pub fn rejected(&self) -> u64 {
         self.prepared.get().map_or(0, |p| p.rejects.budget.used())
     }
@@ -87,8 +88,6 @@ impl PgTarget {
 impl Target for PgTarget {
     type Sink = PgSink;
 
-    /// Checks the table and settles the statements; a fresh import in
-    /// [`Mode::Truncate`] empties the table here, a resumed one does not.
     fn empties(&self) -> bool {
         self.config.mode == Mode::Truncate
     }
@@ -97,6 +96,8 @@ impl Target for PgTarget {
         self.config.mode.order_matters()
     }
 
+    /// Checks the table and settles the statements; a fresh import in
+    /// [`Mode::Truncate`] empties the table here, a resumed one does not.
     fn prepare(&self, resuming: bool) -> Result<(), PgError> {
         let (mut client, _) = self.client()?;
         let table = describe(&mut client, &self.config.table)?;
@@ -117,6 +118,13 @@ impl Target for PgTarget {
             recoveries: Arc::default(),
         });
         Ok(())
+    }
+
+    /// Charges the bad records of the interrupted runs to the budget.
+    fn carry_diverted(&self, diverted: u64) {
+        if let Some(prepared) = self.prepared.get() {
+            prepared.rejects.budget.carry(diverted);
+        }
     }
 
     fn open(&self, shard: usize) -> Result<PgSink, PgError> {

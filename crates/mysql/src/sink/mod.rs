@@ -335,8 +335,13 @@ impl Sink for MysqlSink {
             return Err(self.over_budget(&rejected[0]));
         }
         // Before the COMMIT: a kill after it cannot lose them (see
-        // `RejectFile`); the batch does not commit without them.
-        if let Err(e) = self.target.rejects.write(&rejected) {
+        // `RejectFile`); the batch does not commit without them, nor
+        // without their count in its checkpoint.
+        let diverted = match count {
+            0 => Ok(()),
+            _ => self.record_diverted(count),
+        };
+        if let Err(e) = diverted.and_then(|()| self.target.rejects.write(&rejected)) {
             self.target.rejects.budget.release(count);
             return Err(e);
         }

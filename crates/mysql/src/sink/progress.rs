@@ -38,6 +38,22 @@ impl MysqlSink {
         }
     }
 
+    /// Adds the `count` bad records the open batch sets aside to its
+    /// checkpoint, if enabled, so that a resume charges them to the budget.
+    pub(super) fn record_diverted(&mut self, count: u64) -> Result<(), MysqlError> {
+        let Some(identity) = self.identity.clone() else {
+            return Ok(());
+        };
+        let no_backslash_escapes = self.ensure_session()?.no_backslash_escapes;
+        let sql = checkpoint::diverted_sql(
+            &self.target.table_name,
+            (&identity, self.shard),
+            count,
+            no_backslash_escapes,
+        );
+        self.query(&sql, "recording the bad records in the checkpoint")
+    }
+
     /// After a `COMMIT` whose outcome was lost with the connection: whether
     /// the checkpoint shows that the open batch did commit.
     ///

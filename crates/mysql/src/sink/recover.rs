@@ -73,6 +73,7 @@ impl MysqlSink {
         } else {
             MysqlError::TooManyBadRecords {
                 max_bad,
+                earlier: self.target.rejects.budget.carried(),
                 position: rejected.position,
                 source,
             }

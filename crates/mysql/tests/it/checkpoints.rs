@@ -141,6 +141,7 @@ fn a_checkpoint_table_without_region_starts_gains_them_as_not_known() {
     let c = &migrated[0].checkpoint;
     assert_eq!((c.shard, c.last_record, c.region_start), (1, 77, 0));
     assert_eq!(c.rows_crc, None, "not known before digests were kept");
+    assert_eq!(c.diverted, 0, "not known before bad records were counted");
     // A digest no CRC-32 has is refused, not read as "not known".
     let mut c = conn();
     c.query_drop(format!("USE `{}`", db.0)).unwrap();

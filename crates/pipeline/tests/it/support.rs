@@ -241,6 +241,7 @@ impl Target for Memory {
                 region_start: 0,
                 rows_crc: None,
                 complete: true,
+                diverted: 0,
             };
             store.checkpoints.entry(key).or_insert(marker).complete = true;
         }
@@ -296,6 +297,7 @@ impl Sink for MemorySink {
                 region_start: checkpoint.region_start,
                 rows_crc: checkpoint.rows_crc,
                 complete: false,
+                diverted: 0,
             };
             let key = (identity.input.clone(), identity.part.index, self.shard);
             store.checkpoints.insert(key, stored);

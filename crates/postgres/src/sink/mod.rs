@@ -151,6 +151,7 @@ impl PgSink {
             },
             (max_bad, _) => PgError::TooManyBadRecords {
                 max_bad,
+                earlier: self.rejects.budget.carried(),
                 position: rejected.position,
                 reason: rejected.reason.clone(),
             },

@@ -77,7 +77,7 @@ impl PgSink {
         if count > 0 && !self.rejects.budget.reserve(count) {
             return Err(self.over_budget(&rejected[0], None));
         }
-        match self.finish(&rejected) {
+        match self.finish(checkpoint, &rejected) {
             Ok(()) => {
                 self.settle(&rejected);
                 Ok(Sent::Done)
@@ -200,9 +200,27 @@ impl PgSink {
         Ok(changed > 0)
     }
 
-    /// The bad records to the reject file, `COMMIT`.
-    fn finish(&mut self, rejected: &[Rejected]) -> Result<(), PgError> {
-        // Before the COMMIT: a kill after it cannot lose them (see `reject`).
+    /// The bad records to the checkpoint's count and the reject file,
+    /// `COMMIT`.
+    fn finish(
+        &mut self,
+        checkpoint: &Checkpoint<'_>,
+        rejected: &[Rejected],
+    ) -> Result<(), PgError> {
+        // Before the COMMIT: a kill after it cannot lose them (see `reject`),
+        // and the batch does not commit without their count.
+        if let (Some(import), false) = (checkpoint.import, rejected.is_empty()) {
+            let params: [&(dyn ToSql + Sync); 5] = [
+                &self.plan.table,
+                &import.input,
+                &(import.part.index as i32),
+                &(checkpoint.shard as i32),
+                &(rejected.len() as i64),
+            ];
+            let sql = &self.plan.record_diverted;
+            let context = "recording the bad records in the checkpoint";
+            self.conn.execute(sql.as_str(), &params, context)?;
+        }
         self.rejects.write(rejected)?;
         // When a COMMIT's connection is gone (a FATAL from a terminated
         // backend, a dropped socket), the transaction may have landed before

@@ -53,6 +53,9 @@ impl Target for &'static Faulty {
     fn prepare(&self, resuming: bool) -> Result<(), PgError> {
         self.inner.prepare(resuming)
     }
+    fn carry_diverted(&self, diverted: u64) {
+        self.inner.carry_diverted(diverted)
+    }
     fn open(&self, shard: usize) -> Result<FaultySink<'static>, PgError> {
         let inner = self.inner.open(shard)?;
         Ok(FaultySink {
@@ -260,6 +263,7 @@ fn pg_resume_an_old_checkpoint_table_is_migrated_in_place() {
             "not known before region starts were kept"
         );
         assert_eq!(c.rows_crc, None, "not known before digests were kept");
+        assert_eq!(c.diverted, 0, "not known before bad records were counted");
         assert_eq!(c.identity.part, ringpipe_pipeline::Part::WHOLE);
         assert_eq!((c.identity.input.as_str(), c.identity.shards), ("in", 2));
     }
