@@ -36,6 +36,11 @@ pub fn database(error: &MysqlError, url: &str, table: &str) -> String {
             "{message} on {server}: create it first (CREATE DATABASE …) \
              or name another in the URL"
         ),
+        MysqlError::Server { code, message, .. } if refuses_writes(*code, message) => format!(
+            "{message} at {server}: the server takes no writes (a replica, or a failover \
+             under way): point --url at the primary; `ringpipe doctor --url {server}` names \
+             the setting"
+        ),
         MysqlError::Schema(message) if message.contains("does not exist") => format!(
             "{message}: create it first (for a catalogue made by `ringpipe gen`: \
              `ringpipe gen --ddl {table}` prints its CREATE TABLE)"
@@ -75,6 +80,13 @@ pub fn postgres(error: &PgError, url: &str, table: &str) -> String {
             "{error}: create it first (for a catalogue made by `ringpipe gen`: \
              `ringpipe gen --ddl {table} --dialect postgres` prints its CREATE TABLE)"
         ),
+        // read_only_sql_transaction: a standby, or sessions read-only by default
+        Some("25006") => format!(
+            "{error} at {server}: the server takes no writes (a standby, or \
+             default_transaction_read_only): point --url at the primary, or list every host \
+             with target_session_attrs=read-write; `ringpipe doctor --url {server}` names the \
+             setting"
+        ),
         // unique_violation
         Some("23505") => format!(
             "{error}; to accept duplicate keys use --mode ignore|upsert|replace, \
@@ -84,10 +96,59 @@ pub fn postgres(error: &PgError, url: &str, table: &str) -> String {
     }
 }
 
+/// Whether a server error says the server takes no writes: `ER_READ_ONLY_MODE`,
+/// or `ER_OPTION_PREVENTS_STATEMENT` for `--read-only` (the code also
+/// stands for other options, such as `--secure-file-priv`).
+fn refuses_writes(code: u16, message: &str) -> bool {
+    code == codes::READ_ONLY_MODE
+        || (code == codes::OPTION_PREVENTS_STATEMENT && message.contains("read-only"))
+}
+
 /// Whether the server refused a record for a duplicate key.
 fn is_duplicate(error: &MysqlError) -> bool {
     matches!(
         error.code(),
         Some(codes::DUP_ENTRY | codes::DUP_ENTRY_WITH_KEY_NAME)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server_error(code: u16, message: &str) -> MysqlError {
+        MysqlError::Server {
+            code,
+            state: "HY000".into(),
+            message: message.into(),
+            context: "insert",
+        }
+    }
+
+    #[test]
+    fn a_server_that_takes_no_writes_is_named_with_the_doctor() {
+        let url = "mysql://u:secret@db:3306/test";
+        let read_only = server_error(
+            codes::OPTION_PREVENTS_STATEMENT,
+            "The MariaDB server is running with the --read-only option so it cannot execute \
+             this statement",
+        );
+        let line = database(&read_only, url, "t");
+        assert!(line.contains("the server takes no writes"), "{line}");
+        assert!(
+            line.ends_with("`ringpipe doctor --url mysql://u:***@db:3306/test` names the setting"),
+            "{line}"
+        );
+        assert!(
+            database(&server_error(codes::READ_ONLY_MODE, "read only"), url, "t")
+                .contains("takes no writes")
+        );
+        // The same code for another option is not a read-only server.
+        let file_priv = server_error(
+            codes::OPTION_PREVENTS_STATEMENT,
+            "The MariaDB server is running with the --secure-file-priv option so it cannot \
+             execute this statement",
+        );
+        assert!(!database(&file_priv, url, "t").contains("takes no writes"));
+    }
 }

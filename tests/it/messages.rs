@@ -186,11 +186,42 @@ fn into_postgres_each_error_a_user_can_cause_is_one_line_with_its_fix() {
          its CREATE TABLE)"
     );
 
+    // Sessions read-only by default, as on a standby: refused at the first
+    // write, with what to do.
+    let _table = fresh_pg_table("rp_msg_pg_read_only");
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let read_only_url = format!("{url}{separator}options=-c%20default_transaction_read_only%3Don");
+    let f = file.to_str().unwrap();
+    let read_only = ringpipe(&[
+        "import",
+        f,
+        "--url",
+        &read_only_url,
+        "--table",
+        "rp_msg_pg_read_only",
+        "--row",
+        "product",
+        "--retry-for",
+        "0",
+    ]);
+    assert_eq!(read_only.status.code(), Some(4));
+    let text = line(&read_only);
+    assert!(
+        text.contains("ERROR 25006: cannot execute")
+            && text.contains(
+                ": the server takes no writes (a standby, or default_transaction_read_only): \
+                 point --url at the primary"
+            )
+            && text.ends_with(&format!(
+                "`ringpipe doctor --url {read_only_url}` names the setting"
+            )),
+        "{text}"
+    );
+
     let _table = fresh_pg_table("rp_msg_pg_duplicate");
     assert!(import_to(&file, &url, "rp_msg_pg_duplicate")
         .status
         .success());
-    let f = file.to_str().unwrap();
     let again = ringpipe(&[
         "import",
         f,

@@ -49,6 +49,26 @@ fn diagnose(vars: &HashMap<String, String>, version: &str) -> Vec<Finding> {
             fix: fix.into(),
         });
     };
+    // A server that refuses writes: a replica, or a primary being switched
+    // over. The sink retries its refusals (1290, 1836) for --retry-for, in
+    // case a failover is under way, then fails.
+    for (setting, who) in [
+        (
+            "read_only",
+            "users without the SUPER or READ ONLY ADMIN privilege",
+        ),
+        ("super_read_only", "every user"),
+        ("innodb_read_only", "every user, for InnoDB tables"),
+    ] {
+        if on(setting) {
+            add(
+                setting,
+                Severity::Warn,
+                &format!("the server refuses writes from {who} (a replica?): an import waits --retry-for for it to become writable, then fails"),
+                "point --url at the primary, or at a proxy that follows it",
+            );
+        }
+    }
     let packet = num("max_allowed_packet").unwrap_or(0);
     if packet < 16 << 20 {
         add(
@@ -215,6 +235,18 @@ mod tests {
             .unwrap();
         assert_eq!(f.severity, Severity::Warn);
         assert!(f.fix.contains("= 0"));
+    }
+
+    #[test]
+    fn a_read_only_server_is_named() {
+        let findings = diagnose(&vars(&[("read_only", "ON")]), "10.11.6-MariaDB");
+        let f = findings.iter().find(|f| f.setting == "read_only").unwrap();
+        assert_eq!(f.severity, Severity::Warn);
+        assert!(f.reason.contains("refuses writes"), "{}", f.reason);
+        let writable = vars(&[("read_only", "OFF"), ("super_read_only", "OFF")]);
+        assert!(!diagnose(&writable, "8.0.36")
+            .iter()
+            .any(|f| f.setting.ends_with("read_only")));
     }
 
     #[test]

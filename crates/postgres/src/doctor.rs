@@ -7,7 +7,7 @@ use crate::PgError;
 
 const SETTINGS: &str = "SELECT name, setting, coalesce(unit, '') FROM pg_settings \
      WHERE name IN ('synchronous_commit', 'wal_level', 'max_wal_size', \
-     'maintenance_work_mem', 'fsync', 'full_page_writes')";
+     'maintenance_work_mem', 'fsync', 'full_page_writes', 'default_transaction_read_only')";
 
 /// Reads the server's settings and judges them for bulk loads.
 ///
@@ -24,10 +24,15 @@ pub fn doctor(url: &str) -> Result<DoctorReport, PgError> {
     let rows = client
         .query(SETTINGS, &[])
         .map_err(|e| PgError::server(e, context))?;
-    let mut findings: Vec<Finding> = rows
-        .iter()
-        .map(|row| judge(row.get(0), row.get(1), row.get(2)))
-        .collect();
+    let in_recovery: bool = client
+        .query_one("SELECT pg_is_in_recovery()", &[])
+        .map_err(|e| PgError::server(e, context))?
+        .get(0);
+    let mut findings: Vec<Finding> = in_recovery.then(standby).into_iter().collect();
+    findings.extend(
+        rows.iter()
+            .map(|row| judge(row.get(0), row.get(1), row.get(2))),
+    );
     findings.push(Finding {
         setting: "unlogged tables".into(),
         value: "per table".into(),
@@ -41,6 +46,21 @@ pub fn doctor(url: &str) -> Result<DoctorReport, PgError> {
         server_version: version,
         findings,
     })
+}
+
+/// The finding on a server in recovery: a standby, which takes no writes.
+fn standby() -> Finding {
+    Finding {
+        setting: "pg_is_in_recovery()".into(),
+        value: "true".into(),
+        severity: Severity::Warn,
+        reason: "a standby: it refuses writes, and an import waits --retry-for for its \
+                 promotion, then fails"
+            .into(),
+        fix: "point --url at the primary, or list every host with \
+              target_session_attrs=read-write"
+            .into(),
+    }
 }
 
 /// `setting` in megabytes, given pg_settings' unit (`8kB`, `kB`, `MB`).
@@ -96,6 +116,12 @@ fn judge(name: &str, setting: &str, unit: &str) -> Finding {
             "SET maintenance_work_mem = '1GB' in the session that builds the indexes",
         ),
         ("maintenance_work_mem", _) => (Severity::Ok, "enough for index builds", ""),
+        ("default_transaction_read_only", "on") => (
+            Severity::Warn,
+            "every session starts read-only: the import's writes are refused",
+            "--init-command \"SET default_transaction_read_only = off\", or turn it off for \
+             the role (ALTER ROLE … SET default_transaction_read_only = off)",
+        ),
         ("fsync", "off") | ("full_page_writes", "off") => (
             Severity::Warn,
             "a crash can corrupt the whole cluster, not just lose the last commits",
@@ -130,5 +156,13 @@ mod tests {
             Severity::Ok
         );
         assert_eq!(judge("fsync", "off", "").severity, Severity::Warn);
+        let read_only = judge("default_transaction_read_only", "on", "");
+        assert_eq!(read_only.severity, Severity::Warn);
+        assert!(read_only.fix.contains("--init-command"));
+        assert_eq!(
+            judge("default_transaction_read_only", "off", "").severity,
+            Severity::Ok
+        );
+        assert_eq!(standby().severity, Severity::Warn);
     }
 }
