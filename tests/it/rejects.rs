@@ -4,7 +4,7 @@
 //! record in the reject file once (the first run's included) and every
 //! other record in the table, into MariaDB and PostgreSQL alike.
 
-use crate::common::{import_into, key_value_table, stderr, Server};
+use crate::common::{import_into, key_value_table, ringpipe, stderr, Server};
 
 /// Records 5, 25 and 35 hold a value too long for `v varchar(10)`.
 fn csv() -> String {
@@ -44,6 +44,9 @@ fn keeps_the_first_runs_rejects(server: Server, name: &'static str) {
         "{}",
         stderr(&stopped)
     );
+    let status = ringpipe(&["status", "--url", &server.url(), "--table", name, "--json"]);
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["parts"][0]["diverted"], 1, "{status}");
     // Two in all: record 25 fits beside record 5, record 35 does not.
     let again = run("2", &["--resume"]);
     assert_eq!(again.status.code(), Some(4), "{}", stderr(&again));
