@@ -38,13 +38,20 @@ pub fn is_nonzero_number(text: &str) -> Option<bool> {
 /// without a time of day passes.
 #[inline]
 pub fn within_fraction(text: &str, digits: usize) -> bool {
-    let Some((start, end)) = find_time(text.as_bytes()) else {
+    let bytes = text.as_bytes();
+    let Some((start, end)) = find_time(bytes) else {
         return true;
     };
-    match text[start..end].split_once('.') {
-        Some((_, fraction)) => fraction.trim_end_matches('0').len() <= digits,
-        None => true,
-    }
+    let time = &bytes[start..end];
+    let Some(point) = time.iter().position(|&b| b == b'.') else {
+        return true;
+    };
+    let fraction = &time[point + 1..];
+    let kept = fraction
+        .iter()
+        .rposition(|&b| b != b'0')
+        .map_or(0, |i| i + 1);
+    kept <= digits
 }
 
 /// Where the first time of day (`h:mm` or `hh:mm`, with `:ss` and a
@@ -199,6 +206,8 @@ mod tests {
         assert!(within_fraction("2020-01-01", 0));
         assert!(!within_fraction("2020-01-01 00:00:00.5", 0));
         assert!(!within_fraction("2020-01-01 00:00:00.1234567", 6));
+        assert!(within_fraction("10:00:00.", 0), "a point without digits");
+        assert!(within_fraction("1:02:03.000", 0) && !within_fraction("1:02:03.010", 1));
         assert_eq!(find_time(b"x 1:02:03.40 y"), Some((2, 12)));
     }
 }
