@@ -84,7 +84,9 @@ enum Kind {
 pub struct Row {
     /// Text buffers; meaningful only where `kinds[i]` is `Text`.
     texts: Vec<String>,
-    /// Binary buffers; meaningful only where `kinds[i]` is `Bytes`.
+    /// Binary buffers; meaningful only where `kinds[i]` is `Bytes`. Empty
+    /// until the first binary value: most imports have none, and a ring
+    /// holds thousands of rows.
     bytes: Vec<Vec<u8>>,
     /// What each column holds in this record.
     kinds: Vec<Kind>,
@@ -110,7 +112,7 @@ impl Row {
     pub fn with_columns(columns: usize) -> Self {
         Row {
             texts: vec![String::new(); columns],
-            bytes: vec![Vec::new(); columns],
+            bytes: Vec::new(),
             kinds: vec![Kind::Null; columns],
             position: RecordPosition::default(),
         }
@@ -210,6 +212,9 @@ impl Row {
     /// Panics if `index >= self.len()`.
     pub fn bytes_mut(&mut self, index: usize) -> &mut Vec<u8> {
         self.kinds[index] = Kind::Bytes;
+        if self.bytes.is_empty() {
+            self.bytes.resize_with(self.kinds.len(), Vec::new);
+        }
         let value = &mut self.bytes[index];
         value.clear();
         value
@@ -298,6 +303,17 @@ mod tests {
         row.bytes_mut(0);
         assert_eq!(row.get(0), Some(Value::Bytes(b"")));
         assert_eq!(row.value_len(), 0);
+    }
+
+    #[test]
+    fn binary_buffers_wait_for_the_first_binary_value() {
+        let mut row = Row::with_columns(3);
+        row.set(0, "text");
+        assert_eq!(row.bytes.capacity(), 0, "a text-only row keeps none");
+        row.set_bytes(2, b"\x01");
+        assert_eq!(row.bytes.len(), 3);
+        assert_eq!(row.get(2), Some(Value::Bytes(b"\x01")));
+        assert_eq!(row.get(1), None);
     }
 
     #[test]
