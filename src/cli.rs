@@ -145,7 +145,8 @@ pub struct ImportArgs {
     #[arg(help_heading = "Target", long = "init-command", value_name = "SQL")]
     pub init_commands: Vec<String>,
     /// Bad records to divert to --reject-file before stopping, counted over
-    /// the whole import (a --resume counts those its earlier runs set aside).
+    /// the whole import, or the whole part with --part (a --resume counts
+    /// those its earlier runs set aside).
     #[arg(
         help_heading = "Reliability",
         long,
