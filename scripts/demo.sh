@@ -49,6 +49,9 @@ log "importing"
 "$bin" import "$file" --url "$url" --table "$table" --row product --mode truncate ${RINGPIPE_DEMO_ARGS:-}
 
 log "the first rows of $table:"
-mariadb --no-defaults --protocol=TCP -h "$DB_HOST" -P "$DB_PORT" -u "$DB_USER" "$DB_NAME" \
+# utf8mb4: the client's default (latin1 under a C locale) would print the
+# catalogue's four-byte characters as '?', though the table holds them.
+mariadb --no-defaults --default-character-set=utf8mb4 --protocol=TCP -h "$DB_HOST" \
+    -P "$DB_PORT" -u "$DB_USER" "$DB_NAME" \
     -e "SELECT id, sku, name, price, currency FROM \`$table\` ORDER BY id LIMIT 5"
 log "the binary is $bin (\`cargo install --path .\` puts ringpipe on PATH)"
