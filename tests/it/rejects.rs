@@ -47,6 +47,14 @@ fn keeps_the_first_runs_rejects(server: Server, name: &'static str) {
     let status = ringpipe(&["status", "--url", &server.url(), "--table", name, "--json"]);
     let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
     assert_eq!(status["parts"][0]["diverted"], 1, "{status}");
+    let text = ringpipe(&["status", "--url", &server.url(), "--table", name]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(
+            "20 records committed by 1 shards (1 of them set aside as bad), not complete"
+        ),
+        "{text}"
+    );
     // Two in all: record 25 fits beside record 5, record 35 does not.
     let again = run("2", &["--resume"]);
     assert_eq!(again.status.code(), Some(4), "{}", stderr(&again));
