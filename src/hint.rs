@@ -36,7 +36,7 @@ pub fn database(error: &MysqlError, url: &str, table: &str) -> String {
             "{message} on {server}: create it first (CREATE DATABASE …) \
              or name another in the URL"
         ),
-        MysqlError::Server { code, message, .. } if refuses_writes(*code, message) => format!(
+        MysqlError::Server { message, .. } if error.is_read_only() => format!(
             "{message} at {server}: the server takes no writes (a replica, or a failover \
              under way): point --url at the primary; `ringpipe doctor --url {server}` names \
              the setting"
@@ -80,8 +80,7 @@ pub fn postgres(error: &PgError, url: &str, table: &str) -> String {
             "{error}: create it first (for a catalogue made by `ringpipe gen`: \
              `ringpipe gen --ddl {table} --dialect postgres` prints its CREATE TABLE)"
         ),
-        // read_only_sql_transaction: a standby, or sessions read-only by default
-        Some("25006") => format!(
+        _ if error.read_only() => format!(
             "{error} at {server}: the server takes no writes (a standby, or \
              default_transaction_read_only): point --url at the primary, or list every host \
              with target_session_attrs=read-write; `ringpipe doctor --url {server}` names the \
@@ -94,14 +93,6 @@ pub fn postgres(error: &PgError, url: &str, table: &str) -> String {
         ),
         _ => error.to_string(),
     }
-}
-
-/// Whether a server error says the server takes no writes: `ER_READ_ONLY_MODE`,
-/// or `ER_OPTION_PREVENTS_STATEMENT` for `--read-only` (the code also
-/// stands for other options, such as `--secure-file-priv`).
-fn refuses_writes(code: u16, message: &str) -> bool {
-    code == codes::READ_ONLY_MODE
-        || (code == codes::OPTION_PREVENTS_STATEMENT && message.contains("read-only"))
 }
 
 /// Whether the server refused a record for a duplicate key.

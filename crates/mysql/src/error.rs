@@ -374,9 +374,13 @@ impl MysqlError {
     /// (`--read-only`, as a primary demoted by a failover is): the session
     /// may stay bound to that server, so the retry opens a new one, which
     /// a proxy or a moved address may take to the new primary.
+    /// `ER_OPTION_PREVENTS_STATEMENT` counts only when its message names
+    /// a read-only option: the code also stands for others, such as
+    /// `--secure-file-priv`.
     pub fn is_read_only(&self) -> bool {
-        matches!(self, MysqlError::Server { code, .. }
-            if matches!(*code, codes::OPTION_PREVENTS_STATEMENT | codes::READ_ONLY_MODE))
+        matches!(self, MysqlError::Server { code, message, .. }
+            if *code == codes::READ_ONLY_MODE
+                || (*code == codes::OPTION_PREVENTS_STATEMENT && message.contains("read-only")))
     }
 
     /// Whether the connection is gone (so the server rolled back for us),
@@ -433,10 +437,14 @@ mod tests {
     use super::*;
 
     fn server(code: u16) -> MysqlError {
+        server_saying(code, "m")
+    }
+
+    fn server_saying(code: u16, message: &str) -> MysqlError {
         MysqlError::Server {
             code,
             state: "HY000".into(),
-            message: "m".into(),
+            message: message.into(),
             context: "test",
         }
     }
@@ -450,11 +458,22 @@ mod tests {
 
     #[test]
     fn a_read_only_server_is_retried_on_a_new_session() {
-        for code in [1290, 1836] {
-            assert!(server(code).is_read_only(), "{code}");
-            assert!(!server(code).is_connection_lost(), "{code}");
+        let option = |name: &str| {
+            format!(
+                "The MariaDB server is running with the --{name} option so it cannot execute \
+                 this statement"
+            )
+        };
+        for error in [
+            server_saying(1290, &option("read-only")),
+            server_saying(1290, &option("super-read-only")),
+            server(1836),
+        ] {
+            assert!(error.is_read_only(), "{error}");
+            assert!(!error.is_connection_lost(), "{error}");
         }
         assert!(!server(1213).is_read_only());
+        assert!(!server_saying(1290, &option("secure-file-priv")).is_read_only());
     }
 
     #[test]

@@ -179,11 +179,12 @@ impl PgError {
     }
 
     /// Whether the server refused to write because the session is
-    /// read-only (25006): a standby, such as a primary after a failover.
-    /// The session will not write again; a new one may reach the new
-    /// primary (a URL with several hosts and
+    /// read-only (25006): a standby, such as a primary after a failover,
+    /// or a role whose sessions start read-only
+    /// (`default_transaction_read_only`). The session will not write again;
+    /// a new one may reach the new primary (a URL with several hosts and
     /// `target_session_attrs=read-write` picks it).
-    pub(crate) fn read_only(&self) -> bool {
+    pub fn read_only(&self) -> bool {
         self.sqlstate() == Some("25006")
     }
 
