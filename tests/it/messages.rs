@@ -28,10 +28,16 @@ fn line(output: &Output) -> String {
 
 /// `import FILE --url URL --table TABLE --row product` (nothing else).
 fn import_to(file: &Path, url: &str, table: &str) -> Output {
+    import_with(file, url, table, &[])
+}
+
+/// [`import_to`] with the flags `more`.
+fn import_with(file: &Path, url: &str, table: &str, more: &[&str]) -> Output {
     let file = file.to_str().unwrap();
-    ringpipe(&[
+    let args = [
         "import", file, "--url", url, "--table", table, "--row", "product",
-    ])
+    ];
+    ringpipe(&[&args[..], more].concat())
 }
 
 #[test]
@@ -191,19 +197,12 @@ fn into_postgres_each_error_a_user_can_cause_is_one_line_with_its_fix() {
     let _table = fresh_pg_table("rp_msg_pg_read_only");
     let separator = if url.contains('?') { '&' } else { '?' };
     let read_only_url = format!("{url}{separator}options=-c%20default_transaction_read_only%3Don");
-    let f = file.to_str().unwrap();
-    let read_only = ringpipe(&[
-        "import",
-        f,
-        "--url",
+    let read_only = import_with(
+        &file,
         &read_only_url,
-        "--table",
         "rp_msg_pg_read_only",
-        "--row",
-        "product",
-        "--retry-for",
-        "0",
-    ]);
+        &["--retry-for", "0"],
+    );
     assert_eq!(read_only.status.code(), Some(4));
     let text = line(&read_only);
     assert!(
@@ -222,18 +221,7 @@ fn into_postgres_each_error_a_user_can_cause_is_one_line_with_its_fix() {
     assert!(import_to(&file, &url, "rp_msg_pg_duplicate")
         .status
         .success());
-    let again = ringpipe(&[
-        "import",
-        f,
-        "--url",
-        &url,
-        "--table",
-        "rp_msg_pg_duplicate",
-        "--row",
-        "product",
-        "--shards",
-        "1",
-    ]);
+    let again = import_with(&file, &url, "rp_msg_pg_duplicate", &["--shards", "1"]);
     assert_eq!(again.status.code(), Some(4));
     let text = line(&again);
     assert!(
