@@ -125,7 +125,9 @@ fn base_type(
     mut typmod: i32,
     context: &str,
 ) -> Result<(String, i32, u32), PgError> {
-    loop {
+    // A server's catalogue is read, not trusted: domains that name each
+    // other in a circle end here instead of looping.
+    for _ in 0..MAX_DOMAIN_DEPTH {
         let row = conn.query_one(TYPE, &[&oid], context)?;
         let kind: String = row.get(0);
         if kind != "d" {
@@ -136,7 +138,13 @@ fn base_type(
         oid = row.get(1);
         typmod = row.get(2);
     }
+    Err(PgError::Config(format!(
+        "{context}: type {oid} is a domain more than {MAX_DOMAIN_DEPTH} domains deep"
+    )))
 }
+
+/// How many domains over domains [`base_type`] follows.
+const MAX_DOMAIN_DEPTH: usize = 64;
 
 /// Every column of `table` on the server at `url`, in table order.
 ///
