@@ -192,12 +192,31 @@ impl PgError {
     /// server's but the socket's).
     pub(crate) fn lost_connection(&self) -> bool {
         match self {
-            PgError::Server { source, .. } => source.is_closed() || source.as_db_error().is_none(),
+            PgError::Server { source, .. } => {
+                source.is_closed() || (source.as_db_error().is_none() && !is_misuse(source))
+            }
             PgError::Io { source, lost, .. } => *lost || source.is_retryable(),
             PgError::TimedOut { .. } => true,
             _ => false,
         }
     }
+}
+
+/// Whether the driver refused a call before sending it (a parameter or
+/// column of another type, a wrong count): the connection is as it was,
+/// and the same call fails again. The driver keeps its error kinds
+/// private; its messages name them.
+fn is_misuse(error: &postgres::Error) -> bool {
+    const MISUSES: [&str; 6] = [
+        "error serializing parameter",
+        "error deserializing column",
+        "invalid column",
+        "query returned an unexpected number of",
+        "expected ",
+        "error encoding message to server",
+    ];
+    let text = error.to_string();
+    MISUSES.iter().any(|misuse| text.starts_with(misuse))
 }
 
 /// Whether a SQLSTATE names a failure that a replay may not meet again.

@@ -6,6 +6,7 @@ mod common;
 
 mod altered_types;
 mod binary;
+mod errors;
 mod lost_commit;
 mod modes;
 mod rejects;
