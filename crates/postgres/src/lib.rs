@@ -52,7 +52,11 @@
 //! read as the time of the import, a float underflowing to 0, a jsonb key
 //! given twice; in a domain's base type and in each element of an array
 //! too) is refused with its record and column ([`Check`]), as is text with
-//! a NUL, which PostgreSQL cannot store.
+//! a NUL, which PostgreSQL cannot store. An interval in a column with a
+//! field list (`interval YEAR TO MONTH`, `interval HOUR`, ...), which the
+//! server cuts to those fields, is read by the server itself, with and
+//! without the list, in one query per batch before the batch is sent; a
+//! value the two readings disagree on is refused the same way.
 //!
 //! # Errors and retries
 //!
@@ -90,6 +94,7 @@ mod connect;
 mod doctor;
 mod encode;
 mod error;
+mod fields;
 mod ident;
 mod json;
 mod plan;

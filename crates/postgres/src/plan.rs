@@ -6,6 +6,7 @@
 use crate::check::Check;
 use crate::config::{CopyFormat, Mode, PgConfig};
 use crate::encode::{CopyEncoder, Encoder};
+use crate::fields::IntervalFields;
 use crate::ident::{quote, quote_table};
 use crate::schema::{quoted_list, Table};
 use crate::{checkpoint, PgError};
@@ -40,6 +41,9 @@ pub struct Plan {
     /// Whether binary COPY is in use (rows that are not canonical for
     /// it still go in text COPY).
     pub binary: bool,
+    /// The imported columns (by index) of intervals with a field list,
+    /// whose values the server checks per batch.
+    pub fields: Vec<(usize, IntervalFields)>,
     /// The encoder's per-column settings.
     encoders: Option<Vec<Encoder>>,
     bytea: Vec<bool>,
@@ -58,12 +62,14 @@ impl Plan {
         let target = quote_table(&config.table)?;
         let mut types = Vec::new();
         let mut checks = Vec::new();
-        for name in &config.columns {
+        let mut fields = Vec::new();
+        for (index, name) in config.columns.iter().enumerate() {
             let column = table.columns.iter().find(|c| &c.name == name);
             let column = column
                 .ok_or_else(|| PgError::Config(format!("{target} has no column {name:?}")))?;
             types.push(column.typname.as_str());
             checks.push(column.check.clone());
+            fields.extend(column.fields.map(|f| (index, f)));
         }
         let encoders: Option<Vec<Encoder>> = types.iter().map(|t| Encoder::for_type(t)).collect();
         let encoders = match (config.format, encoders) {
@@ -100,6 +106,7 @@ impl Plan {
             record: checkpoint::record_sql(&checkpoints),
             record_diverted: checkpoint::diverted_sql(&checkpoints),
             binary: encoders.is_some(),
+            fields,
             bytea: types.iter().map(|t| *t == "bytea").collect(),
             checks,
             encoders,

@@ -2,6 +2,7 @@
 
 use crate::check::Check;
 use crate::conn::Conn;
+use crate::fields::IntervalFields;
 use crate::ident::{quote, quote_table};
 use crate::{PgConfig, PgError};
 
@@ -17,6 +18,9 @@ pub struct Column {
     /// The check of its values the server would alter: its own type's, a
     /// domain's base type's, or each element's of an array.
     pub check: Option<Check>,
+    /// The field list of its intervals (its own type's, a domain's base
+    /// type's, an array's elements'), which the server checks.
+    pub fields: Option<IntervalFields>,
 }
 
 /// The target table as the sinks need it.
@@ -60,16 +64,20 @@ pub(crate) fn describe(conn: &mut Conn, table: &str) -> Result<Table, PgError> {
     let mut money = None;
     for row in conn.query(COLUMNS, &[&quoted], &context)? {
         let (typname, typmod): (String, i32) = (row.get(1), row.get(2));
-        // A domain's or an array's check is its base or element type's.
-        let check = match row.get(4) {
-            true => check(conn, row.get(3), typmod, &mut money, &context)?,
-            false => scalar_check(conn, &typname, typmod, &mut money, &context)?,
+        // A domain's or an array's checks are its base or element type's.
+        let (check, fields) = match row.get(4) {
+            true => checks(conn, row.get(3), typmod, &mut money, &context)?,
+            false => (
+                scalar_check(conn, &typname, typmod, &mut money, &context)?,
+                IntervalFields::for_type(&typname, typmod, false),
+            ),
         };
         columns.push(Column {
             name: row.get(0),
             typname,
             typmod,
             check,
+            fields,
         });
     }
     let key = conn
@@ -80,23 +88,27 @@ pub(crate) fn describe(conn: &mut Conn, table: &str) -> Result<Table, PgError> {
     Ok(Table { columns, key })
 }
 
-/// The check of values of type `oid` with modifier `typmod`: a domain's
+/// The checks of values of type `oid` with modifier `typmod`: a domain's
 /// by its base type (and the domain's modifier), an array's by its
 /// element type. `money` holds the session's money check once read.
-fn check(
+fn checks(
     conn: &mut Conn,
     oid: u32,
     typmod: i32,
     money: &mut Option<Option<Check>>,
     context: &str,
-) -> Result<Option<Check>, PgError> {
+) -> Result<(Option<Check>, Option<IntervalFields>), PgError> {
     let (name, typmod, element) = base_type(conn, oid, typmod, context)?;
     if element == 0 {
-        return scalar_check(conn, &name, typmod, money, context);
+        let check = scalar_check(conn, &name, typmod, money, context)?;
+        return Ok((check, IntervalFields::for_type(&name, typmod, false)));
     }
     let (name, typmod, _) = base_type(conn, element, typmod, context)?;
     let inner = scalar_check(conn, &name, typmod, money, context)?;
-    Ok(inner.map(|inner| Check::Elements(Box::new(inner))))
+    Ok((
+        inner.map(|inner| Check::Elements(Box::new(inner))),
+        IntervalFields::for_type(&name, typmod, true),
+    ))
 }
 
 /// The check of values of the base type `name` with modifier `typmod`.

@@ -25,9 +25,10 @@
 //! Not checked: the session's `DateStyle` field order (`01/02/2024` is
 //! January 2 under `MDY`, February 1 under `DMY`; set it with an init
 //! command), the session's `TimeZone` for a `timestamptz` or `timetz`
-//! written without a zone, an interval's fraction of a month or day (read
-//! as 30 days or 24 hours) and the fields an `interval YEAR TO MONTH` (or
-//! another field list) drops.
+//! written without a zone, and an interval's fraction of a month or day
+//! (read as 30 days or 24 hours). The fields an `interval YEAR TO MONTH`
+//! (or another field list) drops are found by the server itself, per
+//! batch (`crate::fields`).
 
 mod array;
 mod interval;

@@ -1,11 +1,13 @@
 //! The open batch: its rows as COPY data, where each row ends and in
 //! which format it is (so that a range of them can be sent again, as runs
-//! of one format), and what a bad record is reported with.
+//! of one format), what a bad record is reported with, and the interval
+//! values the server is to check.
 
 use std::ops::Range;
 
 use ringpipe_pipeline::{RecordPosition, Row};
 
+use crate::fields::IntervalFields;
 use crate::reject::{push_values_line, Rejected};
 use crate::{CopyEncoder, PgError, RowFormat};
 
@@ -25,6 +27,20 @@ pub(super) struct Batch {
     lines: Option<(Vec<u8>, Vec<usize>)>,
     /// Records the encoder refused, set aside.
     pub(super) refused: Vec<Rejected>,
+    /// The values of interval columns with a field list, for the server
+    /// to check before the batch is sent.
+    pub(super) held: Vec<Held>,
+}
+
+/// A value of an interval column with a field list.
+#[derive(Debug)]
+pub(super) struct Held {
+    /// The encoded row it belongs to.
+    pub(super) row: usize,
+    /// Its column (among the imported ones).
+    pub(super) column: usize,
+    pub(super) fields: IntervalFields,
+    pub(super) value: String,
 }
 
 impl Batch {
@@ -42,6 +58,7 @@ impl Batch {
         self.formats.clear();
         self.positions.clear();
         self.refused.clear();
+        self.held.clear();
         if let Some((lines, ends)) = &mut self.lines {
             lines.clear();
             ends.clear();
@@ -59,6 +76,54 @@ impl Batch {
             ends.push(lines.len());
         }
         Ok(())
+    }
+
+    /// Holds the values of `row` (the last pushed) in the interval
+    /// columns of `fields` for the server's check.
+    pub(super) fn hold(&mut self, row: &Row, fields: &[(usize, IntervalFields)]) {
+        for &(column, fields) in fields {
+            let text = row.get(column).map(|v| std::str::from_utf8(v.as_bytes()));
+            if let Some(Ok(text)) = text {
+                self.held.push(Held {
+                    row: self.ends.len() - 1,
+                    column,
+                    fields,
+                    value: text.to_owned(),
+                });
+            }
+        }
+    }
+
+    /// Takes `out` (rows in ascending order, each with why it is refused)
+    /// out of the batch as bad records; the rest keep their order.
+    pub(super) fn take_out(&mut self, out: &[(usize, String)]) -> Vec<Rejected> {
+        let rejected = out
+            .iter()
+            .map(|(index, why)| self.rejected(*index, why.clone()))
+            .collect();
+        let mut kept = Batch {
+            data: Vec::with_capacity(self.data.len()),
+            lines: self.lines.as_ref().map(|_| Default::default()),
+            refused: std::mem::take(&mut self.refused),
+            ..Batch::default()
+        };
+        let mut out = out.iter().map(|(index, _)| *index).peekable();
+        for index in 0..self.len() {
+            if out.next_if_eq(&index).is_some() {
+                continue;
+            }
+            kept.data.extend_from_slice(self.data(index..index + 1));
+            kept.ends.push(kept.data.len());
+            kept.formats.push(self.formats[index]);
+            kept.positions.push(self.positions[index]);
+            if let (Some((lines, ends)), Some((from, from_ends))) = (&mut kept.lines, &self.lines) {
+                let start = index.checked_sub(1).map_or(0, |i| from_ends[i]);
+                lines.extend_from_slice(&from[start..from_ends[index]]);
+                ends.push(lines.len());
+            }
+        }
+        *self = kept;
+        rejected
     }
 
     /// Encoded rows.
@@ -137,5 +202,27 @@ mod tests {
         assert_eq!(batch.runs(0..1), vec![(Binary, 0..1)]);
         assert_eq!(batch.runs(2..2), vec![]);
         assert_eq!(batch.data(2..4), b"1e3\nNaN\n");
+    }
+
+    #[test]
+    fn rows_taken_out_leave_the_rest_in_order() {
+        let encoder = CopyEncoder::new(None, vec![false], vec!["n".into()]);
+        let mut batch = Batch::new(true);
+        for value in ["a", "b", "c", "d", "e"] {
+            let mut row = Row::with_columns(1);
+            row.set(0, value);
+            batch.push(&row, &encoder).unwrap();
+        }
+        let out = batch.take_out(&[(1, "no b".into()), (4, "no e".into())]);
+        assert_eq!(out.len(), 2);
+        assert_eq!(
+            (out[0].reason.as_str(), &out[0].values[..]),
+            ("no b", &b"b\n"[..])
+        );
+        assert_eq!(out[1].reason, "no e");
+        assert_eq!(batch.len(), 3);
+        assert_eq!(batch.data(0..3), b"a\nc\nd\n");
+        assert_eq!(batch.rejected(2, String::new()).values, b"d\n");
+        assert_eq!(batch.runs(0..3), vec![(RowFormat::Text, 0..3)]);
     }
 }

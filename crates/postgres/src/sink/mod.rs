@@ -1,6 +1,7 @@
 //! [`PgSink`]: one shard's connection, one transaction per batch.
 
 mod batch;
+mod fields;
 mod recover;
 mod send;
 
@@ -109,6 +110,7 @@ impl PgSink {
                 last: checkpoint.last_record,
             });
         }
+        self.check_fields()?;
         self.send(checkpoint)
     }
 
@@ -208,6 +210,10 @@ impl Sink for PgSink {
 
     fn write(&mut self, row: &Row) -> Result<(), PgError> {
         match self.batch.push(row, &self.encoder) {
+            Ok(()) if !self.plan.fields.is_empty() => {
+                self.batch.hold(row, &self.plan.fields);
+                Ok(())
+            }
             Err(error @ PgError::BadValue { .. }) if self.rejects.budget.max_bad() > 0 => {
                 let rejected = Rejected {
                     position: row.position(),

@@ -252,3 +252,116 @@ fn pg_altered_domains_and_arrays_are_checked_by_their_base_type() {
     ];
     both("pg_altered_dates", "date[]", "v::text", dates, false);
 }
+
+#[test]
+fn pg_altered_interval_fields_a_field_list_drops_are_refused() {
+    let year_to_month: &[Case] = &[
+        ("1 year 3 days", None),
+        ("1 year 2 mons 00:00:01", None),
+        ("1 year 2 mons", Some("1 year 2 mons")),
+        ("P1Y2M", Some("1 year 2 mons")),
+        ("1-2", Some("1 year 2 mons")),
+        ("1.5 years", Some("1 year 6 mons")),
+    ];
+    both(
+        "pg_altered_ytm",
+        "interval YEAR TO MONTH",
+        "v::text",
+        year_to_month,
+        false,
+    );
+    let hour: &[Case] = &[
+        ("1 day 02:30", None),
+        ("1.5 hours", None),
+        // Five hours in the column, five seconds as a plain interval:
+        // refused, though nothing would be dropped.
+        ("5", None),
+        ("5 hours", Some("05:00:00")),
+        ("1 day 02:00", Some("1 day 02:00:00")),
+        ("PT26H", Some("26:00:00")),
+    ];
+    both("pg_altered_hour", "interval HOUR", "v::text", hour, false);
+    let minute_to_second: &[Case] = &[
+        ("00:04:05.5", None),
+        ("4:05", None),
+        ("00:04:05", Some("00:04:05")),
+        ("4 minutes 5 seconds", Some("00:04:05")),
+    ];
+    both(
+        "pg_altered_mts",
+        "interval MINUTE TO SECOND(0)",
+        "v::text",
+        minute_to_second,
+        false,
+    );
+    let domain = Domain("pg_altered_days");
+    drop(Domain(domain.0));
+    let sql = format!("CREATE DOMAIN {} AS interval DAY", domain.0);
+    client().batch_execute(&sql).unwrap();
+    let days: &[Case] = &[("3 days 04:00", None), ("3 days", Some("3 days"))];
+    both("pg_altered_dayd", domain.0, "v::text", days, false);
+    let hours: &[Case] = &[
+        ("{\"1 day 02:30\",03:00}", None),
+        (
+            "{\"1 day 02:00\",03:00,NULL}",
+            Some("{\"1 day 02:00:00\",03:00:00,NULL}"),
+        ),
+    ];
+    both(
+        "pg_altered_hours",
+        "interval HOUR[]",
+        "v::text",
+        hours,
+        false,
+    );
+}
+
+#[test]
+fn pg_altered_interval_fields_beside_an_unreadable_value_are_still_refused() {
+    // "soon" fails the batch's one query; the values are then read one by
+    // one, and COPY refuses "soon" with the server's own message.
+    let name = "pg_altered_unreadable";
+    let mut table = Table::new(
+        name,
+        "CREATE TABLE {t} (id int PRIMARY KEY, v interval YEAR TO MONTH)",
+    );
+    let rows: &[[Option<&str>; 2]] = &[
+        [Some("1"), Some("2 years")],
+        [Some("2"), Some("soon")],
+        [Some("3"), Some("2 years 1 day")],
+        [Some("4"), Some("3 years")],
+    ];
+    let slices: Vec<&[Option<&str>]> = rows.iter().map(|r| &r[..]).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.tsv");
+    let config = PgConfig::new(url(), name, &["id", "v"])
+        .max_bad(2)
+        .reject_file(&file);
+    Import::new(PgTarget::new(config))
+        .batch_rows(4)
+        .run(vec![Rows::text(&["id", "v"], &slices)])
+        .unwrap();
+    let stored = table.rows("id::text, v::text", "id");
+    let expected = [["1", "2 years"], ["4", "3 years"]];
+    let expected: Vec<Vec<Option<String>>> = expected
+        .iter()
+        .map(|r| r.iter().map(|v| Some(v.to_string())).collect())
+        .collect();
+    assert_eq!(stored, expected);
+    let rejected = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = rejected.lines().collect();
+    assert_eq!(lines.len(), 2, "{rejected}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("2\t") && l.contains("invalid input syntax")),
+        "{rejected}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("3\t3:0\trecord 3, column \"v\": ")
+                && l.contains("would be stored as \"2 years\"")),
+        "{rejected}"
+    );
+}
