@@ -47,13 +47,14 @@ pub struct ImportReport {
     pub peak_rss_mib: f64,
     /// Commits the client made.
     pub commits: u64,
-    /// Commits the server counted (`Com_commit`, all sessions).
-    pub server_commits: u64,
+    /// Commits the server counted (`Com_commit`, all sessions); `None`
+    /// when its counters were not read (PostgreSQL, or no access to them).
+    pub server_commits: Option<u64>,
     /// Rows the server counted per commit (`Innodb_rows_inserted` /
     /// `Com_commit`, all sessions).
-    pub server_rows_per_commit: f64,
+    pub server_rows_per_commit: Option<f64>,
     /// Rows per write statement, by the server's counters.
-    pub server_rows_per_statement: f64,
+    pub server_rows_per_statement: Option<f64>,
     /// True for `--dry-run` (nothing written).
     pub dry_run: bool,
     /// Mapped columns that no record gave a value (a misspelt field or
@@ -176,14 +177,19 @@ impl fmt::Display for ImportReport {
         if self.dry_run {
             return Ok(());
         }
-        writeln!(
-            f,
-            "  commits         {} (server: {}, {:.0} rows/commit, {:.0} rows/statement)",
-            self.commits,
+        write!(f, "  commits         {}", self.commits)?;
+        match (
             self.server_commits,
             self.server_rows_per_commit,
-            self.server_rows_per_statement
-        )
+            self.server_rows_per_statement,
+        ) {
+            (Some(commits), Some(per_commit), Some(per_statement)) => writeln!(
+                f,
+                " (server: {commits}, {per_commit:.0} rows/commit, {per_statement:.0} \
+                 rows/statement)"
+            ),
+            _ => writeln!(f),
+        }
     }
 }
 

@@ -451,7 +451,6 @@ fn report(
     rejected: u64,
     server: Option<ServerStats>,
 ) -> ImportReport {
-    let server = server.unwrap_or_default();
     ImportReport {
         file: args.file.display().to_string(),
         table: args.table.clone(),
@@ -470,9 +469,9 @@ fn report(
         rows_per_second: ImportReport::rate(summary.rows_written, summary.elapsed),
         peak_rss_mib: peak_rss_mib(),
         commits: summary.commits,
-        server_commits: server.get("Com_commit"),
-        server_rows_per_commit: server.rows_per_commit(),
-        server_rows_per_statement: server.rows_per_statement(),
+        server_commits: server.as_ref().map(|s| s.get("Com_commit")),
+        server_rows_per_commit: server.as_ref().map(ServerStats::rows_per_commit),
+        server_rows_per_statement: server.as_ref().map(ServerStats::rows_per_statement),
         dry_run: args.dry_run,
         unfilled_columns: Vec::new(),
         ignored_fields: Vec::new(),

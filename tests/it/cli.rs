@@ -23,6 +23,7 @@ fn import_reports_json_and_stores_every_row() {
     assert_eq!(report["rows_written"], 3_000);
     assert_eq!(report["shards"], 3);
     assert_eq!(report["regions"], 3, "a region per shard by default");
+    assert!(report["server_commits"].as_u64() >= Some(15), "{report}");
     assert_eq!(count("cli_import_json"), 3_000);
 }
 
