@@ -6,8 +6,8 @@
 use crate::check::Check;
 use crate::config::{CopyFormat, Mode, PgConfig};
 use crate::encode::{CopyEncoder, Encoder};
-use crate::fields::IntervalFields;
 use crate::ident::{quote, quote_table};
+use crate::interval_fields::IntervalFields;
 use crate::schema::{quoted_list, Table};
 use crate::{checkpoint, PgError};
 
@@ -43,7 +43,7 @@ pub struct Plan {
     pub binary: bool,
     /// The imported columns (by index) of intervals with a field list,
     /// whose values the server checks per batch.
-    pub fields: Vec<(usize, IntervalFields)>,
+    pub interval_fields: Vec<(usize, IntervalFields)>,
     /// The encoder's per-column settings.
     encoders: Option<Vec<Encoder>>,
     bytea: Vec<bool>,
@@ -69,7 +69,7 @@ impl Plan {
                 .ok_or_else(|| PgError::Config(format!("{target} has no column {name:?}")))?;
             types.push(column.typname.as_str());
             checks.push(column.check.clone());
-            fields.extend(column.fields.map(|f| (index, f)));
+            fields.extend(column.interval_fields.map(|f| (index, f)));
         }
         let encoders: Option<Vec<Encoder>> = types.iter().map(|t| Encoder::for_type(t)).collect();
         let encoders = match (config.format, encoders) {
@@ -106,7 +106,7 @@ impl Plan {
             record: checkpoint::record_sql(&checkpoints),
             record_diverted: checkpoint::diverted_sql(&checkpoints),
             binary: encoders.is_some(),
-            fields,
+            interval_fields: fields,
             bytea: types.iter().map(|t| *t == "bytea").collect(),
             checks,
             encoders,

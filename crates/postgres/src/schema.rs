@@ -2,8 +2,8 @@
 
 use crate::check::Check;
 use crate::conn::Conn;
-use crate::fields::IntervalFields;
 use crate::ident::{quote, quote_table};
+use crate::interval_fields::IntervalFields;
 use crate::{PgConfig, PgError};
 
 /// A column of the target table.
@@ -20,7 +20,7 @@ pub struct Column {
     pub check: Option<Check>,
     /// The field list of its intervals (its own type's, a domain's base
     /// type's, an array's elements'), which the server checks.
-    pub fields: Option<IntervalFields>,
+    pub interval_fields: Option<IntervalFields>,
 }
 
 /// The target table as the sinks need it.
@@ -77,7 +77,7 @@ pub(crate) fn describe(conn: &mut Conn, table: &str) -> Result<Table, PgError> {
             typname,
             typmod,
             check,
-            fields,
+            interval_fields: fields,
         });
     }
     let key = conn

@@ -28,7 +28,7 @@
 //! written without a zone, and an interval's fraction of a month or day
 //! (read as 30 days or 24 hours). The fields an `interval YEAR TO MONTH`
 //! (or another field list) drops are found by the server itself, per
-//! batch (`crate::fields`).
+//! batch (`crate::interval_fields`).
 
 mod array;
 mod interval;

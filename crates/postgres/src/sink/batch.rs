@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use ringpipe_pipeline::{RecordPosition, Row};
 
-use crate::fields::IntervalFields;
+use crate::interval_fields::IntervalFields;
 use crate::reject::{push_values_line, Rejected};
 use crate::{CopyEncoder, PgError, RowFormat};
 

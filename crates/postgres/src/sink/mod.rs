@@ -1,7 +1,7 @@
 //! [`PgSink`]: one shard's connection, one transaction per batch.
 
 mod batch;
-mod fields;
+mod interval_fields;
 mod recover;
 mod send;
 
@@ -110,7 +110,7 @@ impl PgSink {
                 last: checkpoint.last_record,
             });
         }
-        self.check_fields()?;
+        self.check_interval_fields()?;
         self.send(checkpoint)
     }
 
@@ -210,8 +210,8 @@ impl Sink for PgSink {
 
     fn write(&mut self, row: &Row) -> Result<(), PgError> {
         match self.batch.push(row, &self.encoder) {
-            Ok(()) if !self.plan.fields.is_empty() => {
-                self.batch.hold(row, &self.plan.fields);
+            Ok(()) if !self.plan.interval_fields.is_empty() => {
+                self.batch.hold(row, &self.plan.interval_fields);
                 Ok(())
             }
             Err(error @ PgError::BadValue { .. }) if self.rejects.budget.max_bad() > 0 => {

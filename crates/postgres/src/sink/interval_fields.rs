@@ -1,10 +1,10 @@
 //! The server's check of a batch's interval values with a field list
-//! ([`crate::fields`]), before the batch is sent: a value the field list
+//! ([`crate::interval_fields`]), before the batch is sent: a value the field list
 //! would alter takes its record out of the batch, as a bad record (or
 //! fails the import when none are allowed).
 
 use super::PgSink;
-use crate::fields::{altered, IntervalFields};
+use crate::interval_fields::{altered, IntervalFields};
 use crate::reject::Rejected;
 use crate::PgError;
 
@@ -16,7 +16,7 @@ impl PgSink {
     /// [`PgError::BadValue`] for an altered value when no bad records are
     /// allowed, [`PgError::TooManyBadRecords`] beyond the budget, any
     /// error of the server but a value's own.
-    pub(super) fn check_fields(&mut self) -> Result<(), PgError> {
+    pub(super) fn check_interval_fields(&mut self) -> Result<(), PgError> {
         if self.batch.held.is_empty() {
             return Ok(());
         }
