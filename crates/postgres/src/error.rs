@@ -138,6 +138,8 @@ impl PgError {
     pub fn reason(&self) -> String {
         match self {
             PgError::Server { source, .. } => describe(source),
+            // The record's number goes with its position.
+            PgError::BadValue { column, why, .. } => format!("column {column:?}: {why}"),
             other => other.to_string(),
         }
     }

@@ -13,7 +13,7 @@ impl PgSink {
     ///
     /// # Errors
     ///
-    /// [`PgError::BadValue`] for an altered value when no bad records are
+    /// [`PgError::BadRecord`] for an altered value when no bad records are
     /// allowed, [`PgError::TooManyBadRecords`] beyond the budget, any
     /// error of the server but a value's own.
     pub(super) fn check_interval_fields(&mut self) -> Result<(), PgError> {
@@ -30,13 +30,17 @@ impl PgSink {
             if out.last().is_some_and(|(row, _)| *row == held.row) {
                 continue;
             }
+            let position = self.batch.position(held.row);
             let error = PgError::BadValue {
-                record: self.batch.position(held.row).record,
+                record: position.record,
                 column: self.config.columns[held.column].clone(),
                 why: found.why,
             };
             if self.rejects.budget.max_bad() == 0 {
-                return Err(error);
+                return Err(PgError::BadRecord {
+                    position,
+                    source: Box::new(error),
+                });
             }
             let refused = (self.batch.refused.len() + out.len()) as u64;
             let unsettled = self.unsettled.len() as u64;

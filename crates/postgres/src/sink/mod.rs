@@ -231,6 +231,10 @@ impl Sink for PgSink {
                 self.batch.refused.push(rejected);
                 Ok(())
             }
+            Err(error @ PgError::BadValue { .. }) => Err(PgError::BadRecord {
+                position: row.position(),
+                source: Box::new(error),
+            }),
             other => other,
         }
     }

@@ -81,8 +81,12 @@ fn pg_values_nul_is_refused_with_its_record() {
         let ImportError::Sink { error, .. } = &failure.error else {
             panic!("{failure}");
         };
+        let PgError::BadRecord { position, source } = error else {
+            panic!("{error}");
+        };
+        assert_eq!(position.record, 2, "{error}");
         assert!(
-            matches!(error, PgError::BadValue { record: 2, .. }),
+            matches!(**source, PgError::BadValue { record: 2, .. }),
             "{error}"
         );
         assert!(!error.is_retryable());
@@ -154,7 +158,9 @@ fn pg_values_typed_columns_in_binary() {
         .run(vec![rows])
         .unwrap_err();
     assert!(
-        failure.to_string().contains("record 1, column \"s\""),
+        failure
+            .to_string()
+            .contains("record 1 (line 1, column 0): column \"s\": "),
         "{failure}"
     );
 }
