@@ -3,36 +3,38 @@
 //! An `interval YEAR TO MONTH` column (or `DAY`, `HOUR TO MINUTE`, any
 //! field list) keeps only its fields: the server stores `1 year 3 days` as
 //! `1 year` without a word. Which fields a value holds is the server's own
-//! reading (a fraction of a day spills into hours, `1.5` alone is read in
-//! the column's last field, `4:05` is minutes and seconds in a `MINUTE TO
-//! SECOND` column), so rather than mirror that grammar, the server reads
-//! each such value twice, in one query per batch: with the column's type
-//! modifier (what COPY stores) and as a plain interval. A value whose two
-//! readings differ is refused with both; one the server cannot read with
-//! the column's modifier is left to COPY, which refuses it with its own
-//! message.
+//! reading (a fraction of a day spills into hours, `4:05` is minutes and
+//! seconds in a `MINUTE TO SECOND` column), so rather than mirror that
+//! grammar, the server reads each such value twice, in one query per
+//! batch: with the column's type modifier (what COPY stores) and as a
+//! plain interval. A value whose two readings differ is refused with both;
+//! one the server cannot read with the column's modifier is left to COPY,
+//! which refuses it with its own message.
 //!
-//! This refuses a little more than it must: a number without a unit in a
-//! column whose last field is not `SECOND` (`5` in an `interval HOUR`:
-//! five hours there, five seconds as a plain interval) is refused although
-//! nothing would be dropped. Written with its unit (`5 hours`), or as the
-//! server prints intervals, it lands.
+//! A number alone (`5`, `1.5`) is read in the list's last field (five
+//! hours in an `interval HOUR`), so its plain reading is of the number
+//! with that unit (`5 hour`): `1.5` there is refused (half an hour would be
+//! dropped), `5` lands. Other spellings whose reading depends on the list
+//! (`4:05` as minutes and seconds, `1 2` as a day and hours) are refused
+//! although nothing may be dropped; written with their units, or as the
+//! server prints intervals, they land.
 
 use postgres::types::ToSql;
 
 use crate::conn::Conn;
 use crate::PgError;
 
-/// Reads each value with the column's modifier and as a plain interval
-/// (`interval_in` and `array_in` take the type modifier COPY passes) and
-/// returns the values read differently: their ordinal (1-based), both
-/// readings.
+/// Reads each value `v` with the column's modifier and its plain spelling
+/// `w` as a plain interval (`interval_in` and `array_in` take the type
+/// modifier COPY passes) and returns the values read differently: their
+/// ordinal (1-based), both readings.
 const READINGS: &str = "SELECT i, s, p FROM (SELECT i, \
      CASE WHEN a THEN array_in(v::cstring, 1186, m)::text \
      ELSE interval_in(v::cstring, 1186, m)::text END AS s, \
-     CASE WHEN a THEN array_in(v::cstring, 1186, -1)::text \
-     ELSE interval_in(v::cstring, 1186, -1)::text END AS p \
-     FROM unnest($1::text[], $2::int4[], $3::bool[]) WITH ORDINALITY AS t(v, m, a, i)) r \
+     CASE WHEN a THEN array_in(w::cstring, 1186, -1)::text \
+     ELSE interval_in(w::cstring, 1186, -1)::text END AS p \
+     FROM unnest($1::text[], $2::text[], $3::int4[], $4::bool[]) \
+     WITH ORDINALITY AS t(v, w, m, a, i)) r \
      WHERE s IS DISTINCT FROM p ORDER BY i";
 
 /// One value's reading with the modifier `$2` (-1: as a plain interval).
@@ -58,6 +60,50 @@ impl IntervalFields {
         let listed = typmod >= 0 && (typmod >> 16) & 0x7fff != 0x7fff;
         (typname == "interval" && listed).then_some(IntervalFields { typmod, array })
     }
+
+    /// The unit a number alone is read in: the list's last field (the
+    /// server's `DecodeInterval`). The list is a mask of the fields
+    /// `MONTH` = 1, `YEAR` = 2, `DAY` = 3, `HOUR` = 10, `MINUTE` = 11 and
+    /// `SECOND` = 12 (its `datetime.h`).
+    fn last_unit(self) -> &'static str {
+        let list = (self.typmod >> 16) & 0x7fff;
+        [
+            (12, "second"),
+            (11, "minute"),
+            (10, "hour"),
+            (3, "day"),
+            (1, "month"),
+            (2, "year"),
+        ]
+        .into_iter()
+        .find(|&(field, _)| list & 1 << field != 0)
+        .map_or("second", |(_, unit)| unit)
+    }
+
+    /// `text` as a plain interval would read it as this column does: a
+    /// number alone with the unit of the list's last field, anything else
+    /// as it is.
+    fn plain(self, text: &str) -> String {
+        match !self.array && is_number(text) {
+            true => format!("{} {}", text.trim(), self.last_unit()),
+            false => text.to_owned(),
+        }
+    }
+}
+
+/// Whether `text` is a number alone: a sign, digits with at most one
+/// point, white space around.
+fn is_number(text: &str) -> bool {
+    let digits = text.trim().trim_start_matches(['+', '-']);
+    let mut parts = digits.splitn(2, '.');
+    let whole = parts.next().unwrap_or_default();
+    let fraction = parts.next().unwrap_or_default();
+    !(whole.is_empty() && fraction.is_empty())
+        && text.trim().len() - digits.len() <= 1
+        && whole
+            .bytes()
+            .chain(fraction.bytes())
+            .all(|b| b.is_ascii_digit())
 }
 
 /// A value the column's field list would alter.
@@ -83,10 +129,11 @@ pub(crate) fn altered(
         return Ok(Vec::new());
     }
     let texts: Vec<&str> = values.iter().map(|(text, _)| *text).collect();
+    let plain: Vec<String> = values.iter().map(|(text, f)| f.plain(text)).collect();
     let typmods: Vec<i32> = values.iter().map(|(_, f)| f.typmod).collect();
     let arrays: Vec<bool> = values.iter().map(|(_, f)| f.array).collect();
     let what = "reading interval values with their field lists";
-    match conn.query(READINGS, &[&texts, &typmods, &arrays], what) {
+    match conn.query(READINGS, &[&texts, &plain, &typmods, &arrays], what) {
         Ok(rows) => Ok(rows
             .iter()
             .filter_map(|row| {
@@ -110,7 +157,7 @@ fn one_by_one(conn: &mut Conn, values: &[(&str, IntervalFields)]) -> Result<Vec<
     let what = "reading an interval value with its field list";
     let mut found = Vec::new();
     for (index, &(text, fields)) in values.iter().enumerate() {
-        let mut read = |typmod: i32| -> Result<Option<String>, PgError> {
+        let mut read = |text: &str, typmod: i32| -> Result<Option<String>, PgError> {
             let params: [&(dyn ToSql + Sync); 3] = [&text, &typmod, &fields.array];
             match conn.query_one(READING, &params, what) {
                 Ok(row) => Ok(Some(row.get(0))),
@@ -119,10 +166,10 @@ fn one_by_one(conn: &mut Conn, values: &[(&str, IntervalFields)]) -> Result<Vec<
             }
         };
         // Unreadable in its column: COPY refuses it with its own message.
-        let Some(stored) = read(fields.typmod)? else {
+        let Some(stored) = read(text, fields.typmod)? else {
             continue;
         };
-        let plain = read(-1)?;
+        let plain = read(&fields.plain(text), -1)?;
         if plain.as_deref() != Some(stored.as_str()) {
             found.push(Altered {
                 index,
@@ -147,8 +194,8 @@ fn reason(text: &str, stored: String, plain: Option<String>) -> String {
     };
     format!(
         "{text:?} would be stored as {stored:?} by the column's interval field list, but \
-         {plain}: a field below the list's last would be dropped, or a number without a unit \
-         read in the list's unit (write the value with its units)"
+         {plain}: a field below the list's last would be dropped, or the value is read \
+         otherwise in this column (write it with its units)"
     )
 }
 
@@ -176,6 +223,41 @@ mod tests {
             None
         );
         assert_eq!(IntervalFields::for_type("time", hour, false), None);
+    }
+
+    #[test]
+    fn a_number_alone_is_read_in_the_lists_last_field() {
+        // Modifiers as the catalogue has them.
+        let unit = |typmod| {
+            IntervalFields {
+                typmod,
+                array: false,
+            }
+            .last_unit()
+        };
+        assert_eq!(unit(0x0004_ffff), "year");
+        assert_eq!(unit(0x0006_ffff), "month"); // YEAR TO MONTH
+        assert_eq!(unit(0x0008_ffff), "day");
+        assert_eq!(unit(0x0408_ffff), "hour"); // DAY TO HOUR
+        assert_eq!(unit(0x0c08_ffff), "minute"); // DAY TO MINUTE
+        assert_eq!(unit(0x1800_ffff), "second"); // MINUTE TO SECOND
+        let hour = IntervalFields {
+            typmod: 0x0400_ffff,
+            array: false,
+        };
+        assert_eq!(hour.plain(" 5 "), "5 hour");
+        assert_eq!(hour.plain("-1.5"), "-1.5 hour");
+        assert_eq!(hour.plain(".5"), ".5 hour");
+        for other in [
+            "5 hours", "4:05", "1 2", "", ".", "+-5", "1.2.3", "1e3", "P1D",
+        ] {
+            assert_eq!(hour.plain(other), other, "{other:?}");
+        }
+        let hours = IntervalFields {
+            array: true,
+            ..hour
+        };
+        assert_eq!(hours.plain("5"), "5");
     }
 
     #[test]

@@ -262,6 +262,9 @@ fn pg_altered_interval_fields_a_field_list_drops_are_refused() {
         ("P1Y2M", Some("1 year 2 mons")),
         ("1-2", Some("1 year 2 mons")),
         ("1.5 years", Some("1 year 6 mons")),
+        // A number alone is months here: half a month would be dropped.
+        ("1.5", None),
+        ("14", Some("1 year 2 mons")),
     ];
     both(
         "pg_altered_ytm",
@@ -273,9 +276,9 @@ fn pg_altered_interval_fields_a_field_list_drops_are_refused() {
     let hour: &[Case] = &[
         ("1 day 02:30", None),
         ("1.5 hours", None),
-        // Five hours in the column, five seconds as a plain interval:
-        // refused, though nothing would be dropped.
-        ("5", None),
+        // A number alone is hours here.
+        ("1.5", None),
+        ("5", Some("05:00:00")),
         ("5 hours", Some("05:00:00")),
         ("1 day 02:00", Some("1 day 02:00:00")),
         ("PT26H", Some("26:00:00")),
@@ -283,7 +286,10 @@ fn pg_altered_interval_fields_a_field_list_drops_are_refused() {
     both("pg_altered_hour", "interval HOUR", "v::text", hour, false);
     let minute_to_second: &[Case] = &[
         ("00:04:05.5", None),
+        // Minutes and seconds here, hours and minutes as a plain
+        // interval: refused, though nothing would be dropped.
         ("4:05", None),
+        ("65", Some("00:01:05")),
         ("00:04:05", Some("00:04:05")),
         ("4 minutes 5 seconds", Some("00:04:05")),
     ];
