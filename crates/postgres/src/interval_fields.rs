@@ -85,21 +85,26 @@ impl IntervalFields {
     /// as it is.
     fn plain(self, text: &str) -> String {
         match !self.array && is_number(text) {
-            true => format!("{} {}", text.trim(), self.last_unit()),
+            true => format!("{} {}", trim(text), self.last_unit()),
             false => text.to_owned(),
         }
     }
 }
 
+/// `text` without the white space the server skips around it.
+fn trim(text: &str) -> &str {
+    text.trim_matches(|c: char| c.is_ascii_whitespace())
+}
+
 /// Whether `text` is a number alone: a sign, digits with at most one
 /// point, white space around.
 fn is_number(text: &str) -> bool {
-    let digits = text.trim().trim_start_matches(['+', '-']);
+    let digits = trim(text).trim_start_matches(['+', '-']);
     let mut parts = digits.splitn(2, '.');
     let whole = parts.next().unwrap_or_default();
     let fraction = parts.next().unwrap_or_default();
     !(whole.is_empty() && fraction.is_empty())
-        && text.trim().len() - digits.len() <= 1
+        && trim(text).len() - digits.len() <= 1
         && whole
             .bytes()
             .chain(fraction.bytes())
