@@ -254,7 +254,7 @@ mod tests {
         assert_eq!(hour.plain("-1.5"), "-1.5 hour");
         assert_eq!(hour.plain(".5"), ".5 hour");
         for other in [
-            "5 hours", "4:05", "1 2", "", ".", "+-5", "1.2.3", "1e3", "P1D",
+            "5 hours", "4:05", "1 2", "", ".", "+-5", "- 5", "1.2.3", "1e3", "P1D", "\u{a0}5",
         ] {
             assert_eq!(hour.plain(other), other, "{other:?}");
         }
