@@ -16,7 +16,8 @@
 //! 2045), `now`, `today`, `tomorrow` and `yesterday` become the moment of
 //! the import, `epoch`, `allballs` and `infinity` drop whatever else the
 //! value holds, an interval rounds a fraction of a year to whole months,
-//! and `jsonb` keeps the last of a key repeated in an object. Each
+//! `jsonb` keeps the last of a key repeated in an object and `hstore`
+//! (the extension) the first of a key given twice. Each
 //! [`Check`] refuses a value that would lose something that way, a domain's
 //! by its base type, an array's element by element; what the server
 //! refuses itself (out of range, bad syntax, a value too long) is left to
@@ -31,6 +32,7 @@
 //! batch (`crate::interval_fields`).
 
 mod array;
+mod hstore;
 mod interval;
 mod money;
 #[cfg(test)]
@@ -103,6 +105,8 @@ pub enum Check {
     },
     /// `jsonb`: no object with a key twice (jsonb keeps the last).
     UniqueKeys,
+    /// `hstore`: no key twice (hstore keeps the first).
+    UniqueHstoreKeys,
     /// An array: each element by its type's check.
     Elements(Box<Check>),
 }
@@ -146,6 +150,7 @@ impl Check {
                 },
             },
             "jsonb" => Check::UniqueKeys,
+            "hstore" => Check::UniqueHstoreKeys,
             _ => return None,
         })
     }
@@ -264,6 +269,7 @@ impl Check {
             }
             Check::Interval { digits } => interval(text, digits),
             Check::UniqueKeys => crate::json::unique_keys(text),
+            Check::UniqueHstoreKeys => hstore::unique_keys(text),
             Check::Elements(ref inner) => elements(text, inner),
             _ => Ok(()),
         }

@@ -371,3 +371,107 @@ fn pg_altered_interval_fields_beside_an_unreadable_value_are_still_refused() {
         "{rejected}"
     );
 }
+
+/// The `hstore` extension, created for a test and dropped after it unless
+/// it was there before.
+struct Hstore {
+    created: bool,
+}
+
+impl Hstore {
+    fn new() -> Hstore {
+        let mut client = client();
+        let there = client
+            .query_one(
+                "SELECT count(*) FROM pg_extension WHERE extname = 'hstore'",
+                &[],
+            )
+            .unwrap()
+            .get::<_, i64>(0)
+            > 0;
+        if !there {
+            client.batch_execute("CREATE EXTENSION hstore").unwrap();
+        }
+        Hstore { created: !there }
+    }
+}
+
+impl Drop for Hstore {
+    fn drop(&mut self) {
+        if self.created {
+            let _ = client().batch_execute("DROP EXTENSION IF EXISTS hstore CASCADE");
+        }
+    }
+}
+
+/// One test for both, so that the extension is made and dropped once.
+#[test]
+fn pg_altered_hstore_keys_given_twice_are_refused() {
+    let _hstore = Hstore::new();
+    refused_in_both_formats();
+    read_as_the_server_reads_them();
+}
+
+fn refused_in_both_formats() {
+    let cases: &[Case] = &[
+        ("a=>1, a=>2", None),
+        (r#"a=>1, "a"=>NULL"#, None),
+        (r#""k\"ey"=>1, k\"ey=>2"#, None),
+        ("a=>1, A=>2", Some("\"A\"=>\"2\", \"a\"=>\"1\"")),
+        (
+            r#""a,b"=>"x=>y", c=>NULL"#,
+            Some("\"c\"=>NULL, \"a,b\"=>\"x=>y\""),
+        ),
+    ];
+    both("pg_altered_hstore", "hstore", "v::text", cases, false);
+}
+
+/// Random well-formed hstores of 1 to 4 pairs, in spellings whose keys
+/// are equal or not after quoting and escaping: the check must refuse
+/// exactly those of which the server keeps fewer keys than were written.
+fn read_as_the_server_reads_them() {
+    let mut conn = client();
+    let keys = [
+        "a", "\"a\"", "\\a", "\"\\a\"", "A", "a\\,", "\"a,\"", "a\\ b", "\"a b\"", "\\=", "\"=\"",
+        "\"\"", "\"NULL\"", "b\\=",
+    ];
+    let values = ["1", "NULL", "\"x,y\"", "x=y", "\\,z", "\"\"", "null"];
+    let spaces = ["", " ", "  ", "\t", "\n"];
+    let mut random = fastrand::Rng::with_seed(24);
+    let (mut refused, mut kept_all) = (0, 0);
+    for _ in 0..2000 {
+        let pairs = random.usize(1..=4);
+        let mut text = String::new();
+        for i in 0..pairs {
+            let mut space = || spaces[random.usize(..spaces.len())];
+            let (a, b, c, d) = (space(), space(), space(), space());
+            let key = keys[random.usize(..keys.len())];
+            let value = values[random.usize(..values.len())];
+            let comma = if i + 1 < pairs || random.bool() {
+                ","
+            } else {
+                ""
+            };
+            text.push_str(&format!("{a}{key}{b}=>{c}{value}{d}{comma}"));
+        }
+        let sql = "SELECT coalesce(array_length(akeys($1::text::hstore), 1), 0)";
+        let row = conn.query_one(sql, &[&text]);
+        let kept = row
+            .map_err(|e| format!("{text:?}: {e}"))
+            .unwrap()
+            .get::<_, i32>(0);
+        let check = ringpipe_postgres::Check::for_type("hstore", -1).unwrap();
+        let twice = check.check(&text).is_err();
+        assert_eq!(
+            twice,
+            (kept as usize) < pairs,
+            "{text:?}: server kept {kept} of {pairs}"
+        );
+        refused += usize::from(twice);
+        kept_all += usize::from(!twice);
+    }
+    assert!(
+        refused > 300 && kept_all > 300,
+        "{refused} refused, {kept_all} kept"
+    );
+}
