@@ -1,7 +1,7 @@
 //! The server's check of a batch's interval values with a field list
-//! ([`crate::interval_fields`]), before the batch is sent: a value the field list
-//! would alter takes its record out of the batch, as a bad record (or
-//! fails the import when none are allowed).
+//! ([`crate::interval_fields`]), before the batch is sent: a value the
+//! field list would alter takes its record out of the batch, as a bad
+//! record (or fails the import when none are allowed).
 
 use super::PgSink;
 use crate::interval_fields::{altered, IntervalFields};
