@@ -33,7 +33,8 @@ pub struct Table {
 }
 
 const COLUMNS: &str = "SELECT a.attname::text, t.typname::text, a.atttypmod, a.atttypid, \
-     t.typtype = 'd' OR t.typcategory = 'A' FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid \
+     t.typtype IN ('d', 'r', 'm') OR t.typcategory = 'A' \
+     FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid \
      WHERE a.attrelid = $1::text::regclass AND a.attnum > 0 AND NOT a.attisdropped \
      ORDER BY a.attnum";
 
@@ -42,6 +43,12 @@ const COLUMNS: &str = "SELECT a.attname::text, t.typname::text, a.atttypmod, a.a
 const TYPE: &str = "SELECT typtype::text, typbasetype, typtypmod, \
      CASE WHEN typcategory = 'A' THEN typelem ELSE 0::oid END, typname::text \
      FROM pg_type WHERE oid = $1";
+
+/// A range type's subtype.
+const RANGE: &str = "SELECT rngsubtype FROM pg_range WHERE rngtypid = $1";
+
+/// A multirange type's subtype (PostgreSQL 14 and later have multiranges).
+const MULTIRANGE: &str = "SELECT rngsubtype FROM pg_range WHERE rngmultitypid = $1";
 
 /// `money`'s spelling in the session's `lc_monetary`: its decimal places,
 /// decimal point and digit group separator.
@@ -98,17 +105,48 @@ fn checks(
     money: &mut Option<Option<Check>>,
     context: &str,
 ) -> Result<(Option<Check>, Option<IntervalFields>), PgError> {
-    let (name, typmod, element) = base_type(conn, oid, typmod, context)?;
-    if element == 0 {
-        let check = scalar_check(conn, &name, typmod, money, context)?;
-        return Ok((check, IntervalFields::for_type(&name, typmod, false)));
+    let base = base_type(conn, oid, typmod, context)?;
+    if base.element == 0 {
+        let check = leaf_check(conn, &base, money, context)?;
+        return Ok((
+            check,
+            IntervalFields::for_type(&base.name, base.typmod, false),
+        ));
     }
-    let (name, typmod, _) = base_type(conn, element, typmod, context)?;
-    let inner = scalar_check(conn, &name, typmod, money, context)?;
+    let element = base_type(conn, base.element, base.typmod, context)?;
+    let inner = leaf_check(conn, &element, money, context)?;
     Ok((
         inner.map(|inner| Check::Elements(Box::new(inner))),
-        IntervalFields::for_type(&name, typmod, true),
+        IntervalFields::for_type(&element.name, element.typmod, true),
     ))
+}
+
+/// The check of a base type that is no array: a range's (or
+/// multirange's) by its subtype, read without a modifier as the range's
+/// input function reads its bounds.
+fn leaf_check(
+    conn: &mut Conn,
+    base: &Base,
+    money: &mut Option<Option<Check>>,
+    context: &str,
+) -> Result<Option<Check>, PgError> {
+    let subtype = match base.kind.as_str() {
+        "r" => RANGE,
+        "m" => MULTIRANGE,
+        _ => return scalar_check(conn, &base.name, base.typmod, money, context),
+    };
+    let subtype: u32 = conn.query_one(subtype, &[&base.oid], context)?.get(0);
+    let subtype = base_type(conn, subtype, -1, context)?;
+    // A range's subtype is no range or multirange, and an array subtype
+    // (rare) is left to the server.
+    if subtype.element != 0 || matches!(subtype.kind.as_str(), "r" | "m") {
+        return Ok(None);
+    }
+    let inner = scalar_check(conn, &subtype.name, subtype.typmod, money, context)?;
+    Ok(inner.map(|inner| Check::Bounds {
+        inner: Box::new(inner),
+        multi: base.kind == "m",
+    }))
 }
 
 /// The check of values of the base type `name` with modifier `typmod`.
@@ -129,21 +167,37 @@ fn scalar_check(
     Ok(money.clone().flatten())
 }
 
-/// The base type of `oid` (itself unless a domain): its name, modifier
-/// and array element type (0 unless an array).
+/// A type with its domains followed to the base.
+struct Base {
+    oid: u32,
+    /// `typtype`: `b` base, `r` range, `m` multirange, `e` enum, ...
+    kind: String,
+    name: String,
+    typmod: i32,
+    /// The element type of an array, 0 for other types.
+    element: u32,
+}
+
+/// The base type of `oid` (itself unless a domain) and its modifier.
 fn base_type(
     conn: &mut Conn,
     mut oid: u32,
     mut typmod: i32,
     context: &str,
-) -> Result<(String, i32, u32), PgError> {
+) -> Result<Base, PgError> {
     // A server's catalogue is read, not trusted: domains that name each
     // other in a circle end here instead of looping.
     for _ in 0..MAX_DOMAIN_DEPTH {
         let row = conn.query_one(TYPE, &[&oid], context)?;
         let kind: String = row.get(0);
         if kind != "d" {
-            return Ok((row.get(4), typmod, row.get(3)));
+            return Ok(Base {
+                oid,
+                kind,
+                name: row.get(4),
+                typmod,
+                element: row.get(3),
+            });
         }
         // As the server's getBaseTypeAndTypmod: the innermost domain's
         // modifier is the base type's.

@@ -19,7 +19,8 @@
 //! `jsonb` keeps the last of a key repeated in an object and `hstore`
 //! (the extension) the first of a key given twice. Each
 //! [`Check`] refuses a value that would lose something that way, a domain's
-//! by its base type, an array's element by element; what the server
+//! by its base type, an array's element by element, a range's (and a
+//! multirange's) bound by bound; what the server
 //! refuses itself (out of range, bad syntax, a value too long) is left to
 //! it.
 //!
@@ -35,6 +36,7 @@ mod array;
 mod hstore;
 mod interval;
 mod money;
+mod range;
 #[cfg(test)]
 mod tests;
 mod time;
@@ -109,6 +111,14 @@ pub enum Check {
     UniqueHstoreKeys,
     /// An array: each element by its type's check.
     Elements(Box<Check>),
+    /// A range (`multi`: a multirange): each finite bound by its
+    /// subtype's check.
+    Bounds {
+        /// The subtype's check.
+        inner: Box<Check>,
+        /// Whether the column is a multirange (`{[a,b), [c,d)}`).
+        multi: bool,
+    },
 }
 
 impl Check {
@@ -271,6 +281,7 @@ impl Check {
             Check::UniqueKeys => crate::json::unique_keys(text),
             Check::UniqueHstoreKeys => hstore::unique_keys(text),
             Check::Elements(ref inner) => elements(text, inner),
+            Check::Bounds { ref inner, multi } => range::bounds(text, inner, multi),
             _ => Ok(()),
         }
     }

@@ -475,3 +475,57 @@ fn read_as_the_server_reads_them() {
         "{refused} refused, {kept_all} kept"
     );
 }
+
+#[test]
+fn pg_altered_ranges_are_checked_bound_by_bound() {
+    let tsrange: &[Case] = &[
+        ("[now, infinity)", None),
+        ("(,2016-12-31 23:59:60]", None),
+        ("[2024-01-01 10:00:00.1234567,)", None),
+        ("[\"today 10:00\",)", None),
+        (
+            "[2024-01-01 10:00, 2024-01-02)",
+            Some("[\"2024-01-01 10:00:00\",\"2024-01-02 00:00:00\")"),
+        ),
+        (
+            "[\"2024-01-01 10:00\",\"2024-01-02\"]",
+            Some("[\"2024-01-01 10:00:00\",\"2024-01-02 00:00:00\"]"),
+        ),
+        ("EMPTY", Some("empty")),
+    ];
+    both("pg_altered_tsrange", "tsrange", "v::text", tsrange, false);
+    let dates: &[Case] = &[
+        ("[today,)", None),
+        ("[1/2/45,1/3/45)", None),
+        ("[2024-01-01,2024-01-05]", Some("[2024-01-01,2024-01-06)")),
+    ];
+    both("pg_altered_daterange", "daterange", "v::text", dates, false);
+    let utc = "(lower(v) AT TIME ZONE 'UTC')::text";
+    let zoned: &[Case] = &[
+        ("[2024-01-02 10:00:00 UTC+2,)", None),
+        ("[2024-01-02 10:00:00+02,)", Some("2024-01-02 08:00:00")),
+    ];
+    both("pg_altered_tstzrange", "tstzrange", utc, zoned, false);
+    let multi: &[Case] = &[
+        ("{[2024-01-01,2024-01-02), [now,)}", None),
+        (
+            " { [2024-01-01,2024-01-02) , empty }",
+            Some("{[\"2024-01-01 00:00:00\",\"2024-01-02 00:00:00\")}"),
+        ),
+    ];
+    both(
+        "pg_altered_tsmulti",
+        "tsmultirange",
+        "v::text",
+        multi,
+        false,
+    );
+    let arrays: &[Case] = &[
+        ("{\"[now,)\"}", None),
+        (
+            "{\"[2024-01-01,2024-01-02)\"}",
+            Some("{\"[\\\"2024-01-01 00:00:00\\\",\\\"2024-01-02 00:00:00\\\")\"}"),
+        ),
+    ];
+    both("pg_altered_tsranges", "tsrange[]", "v::text", arrays, false);
+}
