@@ -51,7 +51,8 @@
 //! time of day dropped, a two-digit year given a century, `now` or `today`
 //! read as the time of the import, a float underflowing to 0, a jsonb or
 //! hstore key given twice; in a domain's base type, in each element of an
-//! array and in each bound of a range too) is refused with its record and column ([`Check`]), as is text with
+//! array, each bound of a range and each field of a composite type too)
+//! is refused with its record and column ([`Check`]), as is text with
 //! a NUL, which PostgreSQL cannot store. An interval in a column with a
 //! field list (`interval YEAR TO MONTH`, `interval HOUR`, ...), which the
 //! server cuts to those fields, is read by the server itself, with and

@@ -33,7 +33,7 @@ pub struct Table {
 }
 
 const COLUMNS: &str = "SELECT a.attname::text, t.typname::text, a.atttypmod, a.atttypid, \
-     t.typtype IN ('d', 'r', 'm') OR t.typcategory = 'A' \
+     t.typtype IN ('d', 'c', 'r', 'm') OR t.typcategory = 'A' \
      FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid \
      WHERE a.attrelid = $1::text::regclass AND a.attnum > 0 AND NOT a.attisdropped \
      ORDER BY a.attnum";
@@ -49,6 +49,11 @@ const RANGE: &str = "SELECT rngsubtype FROM pg_range WHERE rngtypid = $1";
 
 /// A multirange type's subtype (PostgreSQL 14 and later have multiranges).
 const MULTIRANGE: &str = "SELECT rngsubtype FROM pg_range WHERE rngmultitypid = $1";
+
+/// A composite type's attributes, in order: type and modifier.
+const ATTRIBUTES: &str = "SELECT a.atttypid, a.atttypmod FROM pg_type t \
+     JOIN pg_attribute a ON a.attrelid = t.typrelid \
+     WHERE t.oid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum";
 
 /// `money`'s spelling in the session's `lc_monetary`: its decimal places,
 /// decimal point and digit group separator.
@@ -67,15 +72,21 @@ const KEY: &str = "SELECT a.attname::text FROM pg_index i \
 pub(crate) fn describe(conn: &mut Conn, table: &str) -> Result<Table, PgError> {
     let quoted = quote_table(table)?;
     let context = format!("reading the columns of {quoted}");
+    let rows = conn.query(COLUMNS, &[&quoted], &context)?;
+    let mut catalogue = Catalogue {
+        conn,
+        money: None,
+        context,
+    };
     let mut columns = Vec::new();
-    let mut money = None;
-    for row in conn.query(COLUMNS, &[&quoted], &context)? {
+    for row in rows {
         let (typname, typmod): (String, i32) = (row.get(1), row.get(2));
-        // A domain's or an array's checks are its base or element type's.
+        // A domain's, array's, range's or composite type's checks are
+        // those of the types it is made of.
         let (check, fields) = match row.get(4) {
-            true => checks(conn, row.get(3), typmod, &mut money, &context)?,
+            true => catalogue.checks(row.get(3), typmod, 0)?,
             false => (
-                scalar_check(conn, &typname, typmod, &mut money, &context)?,
+                catalogue.scalar_check(&typname, typmod)?,
                 IntervalFields::for_type(&typname, typmod, false),
             ),
         };
@@ -87,90 +98,27 @@ pub(crate) fn describe(conn: &mut Conn, table: &str) -> Result<Table, PgError> {
             interval_fields: fields,
         });
     }
-    let key = conn
-        .query(KEY, &[&quoted], &context)?
+    let key = catalogue
+        .conn
+        .query(KEY, &[&quoted], &catalogue.context)?
         .into_iter()
         .map(|row| row.get(0))
         .collect();
     Ok(Table { columns, key })
 }
 
-/// The checks of values of type `oid` with modifier `typmod`: a domain's
-/// by its base type (and the domain's modifier), an array's by its
-/// element type. `money` holds the session's money check once read.
-fn checks(
-    conn: &mut Conn,
-    oid: u32,
-    typmod: i32,
-    money: &mut Option<Option<Check>>,
-    context: &str,
-) -> Result<(Option<Check>, Option<IntervalFields>), PgError> {
-    let base = base_type(conn, oid, typmod, context)?;
-    if base.element == 0 {
-        let check = leaf_check(conn, &base, money, context)?;
-        return Ok((
-            check,
-            IntervalFields::for_type(&base.name, base.typmod, false),
-        ));
-    }
-    let element = base_type(conn, base.element, base.typmod, context)?;
-    let inner = leaf_check(conn, &element, money, context)?;
-    Ok((
-        inner.map(|inner| Check::Elements(Box::new(inner))),
-        IntervalFields::for_type(&element.name, element.typmod, true),
-    ))
-}
-
-/// The check of a base type that is no array: a range's (or
-/// multirange's) by its subtype, read without a modifier as the range's
-/// input function reads its bounds.
-fn leaf_check(
-    conn: &mut Conn,
-    base: &Base,
-    money: &mut Option<Option<Check>>,
-    context: &str,
-) -> Result<Option<Check>, PgError> {
-    let subtype = match base.kind.as_str() {
-        "r" => RANGE,
-        "m" => MULTIRANGE,
-        _ => return scalar_check(conn, &base.name, base.typmod, money, context),
-    };
-    let subtype: u32 = conn.query_one(subtype, &[&base.oid], context)?.get(0);
-    let subtype = base_type(conn, subtype, -1, context)?;
-    // A range's subtype is no range or multirange, and an array subtype
-    // (rare) is left to the server.
-    if subtype.element != 0 || matches!(subtype.kind.as_str(), "r" | "m") {
-        return Ok(None);
-    }
-    let inner = scalar_check(conn, &subtype.name, subtype.typmod, money, context)?;
-    Ok(inner.map(|inner| Check::Bounds {
-        inner: Box::new(inner),
-        multi: base.kind == "m",
-    }))
-}
-
-/// The check of values of the base type `name` with modifier `typmod`.
-fn scalar_check(
-    conn: &mut Conn,
-    name: &str,
-    typmod: i32,
-    money: &mut Option<Option<Check>>,
-    context: &str,
-) -> Result<Option<Check>, PgError> {
-    if name != "money" {
-        return Ok(Check::for_type(name, typmod));
-    }
-    if money.is_none() {
-        let spelled: String = conn.query_one(MONEY, &[], context)?.get(0);
-        *money = Some(Check::money(&spelled));
-    }
-    Ok(money.clone().flatten())
+/// The server's catalogue, read for the checks of a table's columns.
+struct Catalogue<'a> {
+    conn: &'a mut Conn,
+    /// The session's money check, once read.
+    money: Option<Option<Check>>,
+    context: String,
 }
 
 /// A type with its domains followed to the base.
 struct Base {
     oid: u32,
-    /// `typtype`: `b` base, `r` range, `m` multirange, `e` enum, ...
+    /// `typtype`: `b` base, `c` composite, `r` range, `m` multirange, ...
     kind: String,
     name: String,
     typmod: i32,
@@ -178,39 +126,122 @@ struct Base {
     element: u32,
 }
 
-/// The base type of `oid` (itself unless a domain) and its modifier.
-fn base_type(
-    conn: &mut Conn,
-    mut oid: u32,
-    mut typmod: i32,
-    context: &str,
-) -> Result<Base, PgError> {
-    // A server's catalogue is read, not trusted: domains that name each
-    // other in a circle end here instead of looping.
-    for _ in 0..MAX_DOMAIN_DEPTH {
-        let row = conn.query_one(TYPE, &[&oid], context)?;
-        let kind: String = row.get(0);
-        if kind != "d" {
-            return Ok(Base {
-                oid,
-                kind,
-                name: row.get(4),
-                typmod,
-                element: row.get(3),
-            });
+impl Catalogue<'_> {
+    /// The checks of values of type `oid` with modifier `typmod`, `depth`
+    /// types deep in a column's type: a domain's by its base type (and the
+    /// domain's modifier), an array's by its element type.
+    fn checks(
+        &mut self,
+        oid: u32,
+        typmod: i32,
+        depth: usize,
+    ) -> Result<(Option<Check>, Option<IntervalFields>), PgError> {
+        if depth > MAX_NESTING {
+            return Err(PgError::Config(format!(
+                "{}: a type nested more than {MAX_NESTING} types deep",
+                self.context
+            )));
         }
-        // As the server's getBaseTypeAndTypmod: the innermost domain's
-        // modifier is the base type's.
-        oid = row.get(1);
-        typmod = row.get(2);
+        let base = self.base_type(oid, typmod)?;
+        if base.element == 0 {
+            let check = self.leaf_check(&base, depth)?;
+            return Ok((
+                check,
+                IntervalFields::for_type(&base.name, base.typmod, false),
+            ));
+        }
+        let element = self.base_type(base.element, base.typmod)?;
+        let inner = self.leaf_check(&element, depth)?;
+        Ok((
+            inner.map(|inner| Check::Elements(Box::new(inner))),
+            IntervalFields::for_type(&element.name, element.typmod, true),
+        ))
     }
-    Err(PgError::Config(format!(
-        "{context}: type {oid} is a domain more than {MAX_DOMAIN_DEPTH} domains deep"
-    )))
+
+    /// The check of a base type that is no array: a range's (or
+    /// multirange's) by its subtype, read without a modifier as the
+    /// range's input function reads its bounds; a composite type's by its
+    /// attributes'.
+    fn leaf_check(&mut self, base: &Base, depth: usize) -> Result<Option<Check>, PgError> {
+        let subtype = match base.kind.as_str() {
+            "r" => RANGE,
+            "m" => MULTIRANGE,
+            "c" => return self.fields(base, depth),
+            _ => return self.scalar_check(&base.name, base.typmod),
+        };
+        let subtype: u32 = self
+            .conn
+            .query_one(subtype, &[&base.oid], &self.context)?
+            .get(0);
+        let (inner, _) = self.checks(subtype, -1, depth + 1)?;
+        Ok(inner.map(|inner| Check::Bounds {
+            inner: Box::new(inner),
+            multi: base.kind == "m",
+        }))
+    }
+
+    /// A composite type's check: each attribute's, `None` when no
+    /// attribute has one. (An interval attribute's field list is not
+    /// checked: the server check reads columns.)
+    fn fields(&mut self, base: &Base, depth: usize) -> Result<Option<Check>, PgError> {
+        let attributes = self.conn.query(ATTRIBUTES, &[&base.oid], &self.context)?;
+        let mut checks = Vec::with_capacity(attributes.len());
+        for attribute in attributes {
+            let (check, _) = self.checks(attribute.get(0), attribute.get(1), depth + 1)?;
+            checks.push(check);
+        }
+        Ok(checks
+            .iter()
+            .any(Option::is_some)
+            .then_some(Check::Fields(checks)))
+    }
+
+    /// The check of values of the base type `name` with modifier `typmod`.
+    fn scalar_check(&mut self, name: &str, typmod: i32) -> Result<Option<Check>, PgError> {
+        if name != "money" {
+            return Ok(Check::for_type(name, typmod));
+        }
+        if self.money.is_none() {
+            let spelled: String = self.conn.query_one(MONEY, &[], &self.context)?.get(0);
+            self.money = Some(Check::money(&spelled));
+        }
+        Ok(self.money.clone().flatten())
+    }
+
+    /// The base type of `oid` (itself unless a domain) and its modifier.
+    fn base_type(&mut self, mut oid: u32, mut typmod: i32) -> Result<Base, PgError> {
+        // A server's catalogue is read, not trusted: domains that name each
+        // other in a circle end here instead of looping.
+        for _ in 0..MAX_DOMAIN_DEPTH {
+            let row = self.conn.query_one(TYPE, &[&oid], &self.context)?;
+            let kind: String = row.get(0);
+            if kind != "d" {
+                return Ok(Base {
+                    oid,
+                    kind,
+                    name: row.get(4),
+                    typmod,
+                    element: row.get(3),
+                });
+            }
+            // As the server's getBaseTypeAndTypmod: the innermost domain's
+            // modifier is the base type's.
+            oid = row.get(1);
+            typmod = row.get(2);
+        }
+        Err(PgError::Config(format!(
+            "{}: type {oid} is a domain more than {MAX_DOMAIN_DEPTH} domains deep",
+            self.context
+        )))
+    }
 }
 
-/// How many domains over domains [`base_type`] follows.
+/// How many domains over domains [`Catalogue::base_type`] follows.
 const MAX_DOMAIN_DEPTH: usize = 64;
+
+/// How many types within types (arrays, ranges, composite types)
+/// [`Catalogue::checks`] follows.
+const MAX_NESTING: usize = 16;
 
 /// Every column of `table` on the server at `url`, in table order.
 ///

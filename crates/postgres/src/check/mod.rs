@@ -17,10 +17,10 @@
 //! the import, `epoch`, `allballs` and `infinity` drop whatever else the
 //! value holds, an interval rounds a fraction of a year to whole months,
 //! `jsonb` keeps the last of a key repeated in an object and `hstore`
-//! (the extension) the first of a key given twice. Each
-//! [`Check`] refuses a value that would lose something that way, a domain's
-//! by its base type, an array's element by element, a range's (and a
-//! multirange's) bound by bound; what the server
+//! (the extension) the first of a key given twice. Each [`Check`] refuses
+//! a value that would lose something that way, a domain's by its base
+//! type, an array's element by element, a range's (and a multirange's)
+//! bound by bound, a composite type's field by field; what the server
 //! refuses itself (out of range, bad syntax, a value too long) is left to
 //! it.
 //!
@@ -35,8 +35,10 @@
 mod array;
 mod hstore;
 mod interval;
+mod item;
 mod money;
 mod range;
+mod record;
 #[cfg(test)]
 mod tests;
 mod time;
@@ -111,6 +113,9 @@ pub enum Check {
     UniqueHstoreKeys,
     /// An array: each element by its type's check.
     Elements(Box<Check>),
+    /// A row of a composite type: each field by its attribute's check
+    /// (`None`: that attribute's values are not altered).
+    Fields(Vec<Option<Check>>),
     /// A range (`multi`: a multirange): each finite bound by its
     /// subtype's check.
     Bounds {
@@ -282,6 +287,7 @@ impl Check {
             Check::UniqueHstoreKeys => hstore::unique_keys(text),
             Check::Elements(ref inner) => elements(text, inner),
             Check::Bounds { ref inner, multi } => range::bounds(text, inner, multi),
+            Check::Fields(ref checks) => record::fields(text, checks),
             _ => Ok(()),
         }
     }

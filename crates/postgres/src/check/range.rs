@@ -9,6 +9,7 @@
 //! ranges separated by commas, `}`. Text that does not split that way is
 //! the server's to refuse.
 
+use super::item::{is_space, item};
 use super::Check;
 
 /// Each bound of a range's (`multi`: a multirange's) text by `inner`.
@@ -46,7 +47,7 @@ fn range_bounds(text: &str) -> Option<Vec<String>> {
     let mut at = 1;
     let mut found = Vec::new();
     for end in [b",".as_slice(), b"])"] {
-        if let Some(bound) = bound(bytes, &mut at)? {
+        if let Some(bound) = item(bytes, &mut at, b",])")? {
             found.push(String::from_utf8(bound).ok()?);
         }
         if !end.contains(bytes.get(at)?) {
@@ -58,36 +59,6 @@ fn range_bounds(text: &str) -> Option<Vec<String>> {
         .trim_matches(is_space)
         .is_empty()
         .then_some(found)
-}
-
-/// The bound starting at `at`, up to the `,`, `]` or `)` after it (where
-/// `at` is left): `Some(None)` when left out (infinite), `None` for text
-/// that ends first.
-fn bound(bytes: &[u8], at: &mut usize) -> Option<Option<Vec<u8>>> {
-    if matches!(bytes.get(*at)?, b',' | b']' | b')') {
-        return Some(None);
-    }
-    let mut out = Vec::new();
-    let mut quoted = false;
-    loop {
-        let byte = *bytes.get(*at)?;
-        if !quoted && matches!(byte, b',' | b']' | b')') {
-            return Some(Some(out));
-        }
-        *at += 1;
-        match byte {
-            b'\\' => {
-                out.push(*bytes.get(*at)?);
-                *at += 1;
-            }
-            b'"' if quoted && bytes.get(*at) == Some(&b'"') => {
-                out.push(b'"');
-                *at += 1;
-            }
-            b'"' => quoted = !quoted,
-            byte => out.push(byte),
-        }
-    }
 }
 
 /// The ranges of a multirange literal; `None` for text that is not one.
@@ -138,11 +109,6 @@ fn ranges(text: &str) -> Option<Vec<&str>> {
 fn is_empty_literal(text: &str) -> bool {
     text.get(..5)
         .is_some_and(|w| w.eq_ignore_ascii_case("empty"))
-}
-
-/// The white space the server skips around a range (`isspace`).
-fn is_space(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c')
 }
 
 #[cfg(test)]

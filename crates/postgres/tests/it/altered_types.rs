@@ -211,27 +211,38 @@ fn pg_altered_floats_money_intervals_and_small_types_are_refused() {
     }
 }
 
-/// Drops a domain when it goes (with the columns of its type).
-struct Domain(&'static str);
+/// A type of a test's own: dropped before it is made and when it goes,
+/// with the columns of its type.
+struct Type {
+    /// `DOMAIN` or `TYPE`.
+    kind: &'static str,
+    name: &'static str,
+}
 
-impl Drop for Domain {
+impl Type {
+    /// Drops any `name` left by an earlier run, then runs `create`.
+    fn new(kind: &'static str, name: &'static str, create: &str) -> Type {
+        let made = Type { kind, name };
+        drop(Type { kind, name });
+        client().batch_execute(create).unwrap();
+        made
+    }
+}
+
+impl Drop for Type {
     fn drop(&mut self) {
-        let sql = format!("DROP DOMAIN IF EXISTS {} CASCADE", self.0);
+        let sql = format!("DROP {} IF EXISTS {} CASCADE", self.kind, self.name);
         let _ = client().batch_execute(&sql);
     }
 }
 
 #[test]
 fn pg_altered_domains_and_arrays_are_checked_by_their_base_type() {
-    let domain = Domain("pg_altered_tenths");
-    drop(Domain(domain.0));
-    let sql = format!(
-        "CREATE DOMAIN {} AS numeric(4,1) CHECK (VALUE > 0)",
-        domain.0
-    );
-    client().batch_execute(&sql).unwrap();
+    let name = "pg_altered_tenths";
+    let create = format!("CREATE DOMAIN {name} AS numeric(4,1) CHECK (VALUE > 0)");
+    let domain = Type::new("DOMAIN", name, &create);
     let tenths: &[Case] = &[("1.25", None), ("1.2", Some("1.2"))];
-    both("pg_altered_domain", domain.0, "v::text", tenths, false);
+    both("pg_altered_domain", domain.name, "v::text", tenths, false);
     let arrays: &[Case] = &[
         ("{1.2,1.25}", None),
         ("{{1.5},{\"2.25\"}}", None),
@@ -244,7 +255,7 @@ fn pg_altered_domains_and_arrays_are_checked_by_their_base_type() {
         arrays,
         false,
     );
-    let column = format!("{}[]", domain.0);
+    let column = format!("{}[]", domain.name);
     both("pg_altered_domains", &column, "v::text", arrays, false);
     let dates: &[Case] = &[
         ("{2024-01-02,now}", None),
@@ -300,12 +311,11 @@ fn pg_altered_interval_fields_a_field_list_drops_are_refused() {
         minute_to_second,
         false,
     );
-    let domain = Domain("pg_altered_days");
-    drop(Domain(domain.0));
-    let sql = format!("CREATE DOMAIN {} AS interval DAY", domain.0);
-    client().batch_execute(&sql).unwrap();
+    let name = "pg_altered_days";
+    let create = format!("CREATE DOMAIN {name} AS interval DAY");
+    let domain = Type::new("DOMAIN", name, &create);
     let days: &[Case] = &[("3 days 04:00", None), ("3 days", Some("3 days"))];
-    both("pg_altered_dayd", domain.0, "v::text", days, false);
+    both("pg_altered_dayd", domain.name, "v::text", days, false);
     let hours: &[Case] = &[
         ("{\"1 day 02:30\",03:00}", None),
         (
@@ -528,4 +538,40 @@ fn pg_altered_ranges_are_checked_bound_by_bound() {
         ),
     ];
     both("pg_altered_tsranges", "tsrange[]", "v::text", arrays, false);
+}
+
+#[test]
+fn pg_altered_composite_types_are_checked_field_by_field() {
+    let (pair, nested) = ("pg_altered_pair", "pg_altered_nested");
+    // The nested type is dropped first, as it goes first.
+    let pair = Type::new(
+        "TYPE",
+        pair,
+        &format!("CREATE TYPE {pair} AS (a numeric(4,1), b timestamp, c text)"),
+    );
+    let nested = Type::new(
+        "TYPE",
+        nested,
+        &format!("CREATE TYPE {nested} AS (p {}, r tsrange)", pair.name),
+    );
+    let pairs: &[Case] = &[
+        ("(1.25,2024-01-01,x)", None),
+        ("(1.2,now,x)", None),
+        ("(1.2,\"2024-01-01 10:00:00.1234567\",)", None),
+        (
+            "( 1.2 ,\"2024-01-01 10:00\",)",
+            Some("(1.2,\"2024-01-01 10:00:00\",)"),
+        ),
+        ("(,,\"a\"\"b\")", Some("(,,\"a\"\"b\")")),
+    ];
+    both("pg_altered_pairs", pair.name, "v::text", pairs, false);
+    let nests: &[Case] = &[
+        ("(\"(1.25,,)\",)", None),
+        ("(,\"[now,)\")", None),
+        (
+            "(\"(1.5,,)\",\"[2024-01-01,2024-01-02)\")",
+            Some("(\"(1.5,,)\",\"[\"\"2024-01-01 00:00:00\"\",\"\"2024-01-02 00:00:00\"\")\")"),
+        ),
+    ];
+    both("pg_altered_nests", nested.name, "v::text", nests, false);
 }
