@@ -16,7 +16,8 @@ pub struct Column {
     /// Its type modifier (`atttypmod`: length, precision, scale; -1 for none).
     pub typmod: i32,
     /// The check of its values the server would alter: its own type's, a
-    /// domain's base type's, or each element's of an array.
+    /// domain's base type's, or that of each element of an array, bound of
+    /// a range or field of a composite type.
     pub check: Option<Check>,
     /// The field list of its intervals (its own type's, a domain's base
     /// type's, an array's elements'), which the server checks.
