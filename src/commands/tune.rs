@@ -104,8 +104,14 @@ pub fn run(args: TuneArgs) -> Result<(), CliError> {
 }
 
 fn check(args: &TuneArgs) -> Result<(), CliError> {
-    super::import::check_url(&args.url)?;
     let bad = |what: &str| Err(CliError::Usage(what.into()));
+    if ringpipe_postgres::is_postgres_url(&args.url) {
+        return bad(
+            "tune measures imports into MySQL/MariaDB; into PostgreSQL, compare --shards and \
+             --batch-rows with `ringpipe import` (its report gives the rate)",
+        );
+    }
+    super::import::check_url(&args.url)?;
     if args.sample == 0 || args.rounds == 0 {
         return bad("--sample and --rounds must be at least 1");
     }

@@ -158,6 +158,21 @@ fn into_postgres_each_error_a_user_can_cause_is_one_line_with_its_fix() {
         .local_addr()
         .unwrap()
         .port();
+    let tune = ringpipe(&[
+        "tune",
+        file.to_str().unwrap(),
+        "--url",
+        &url,
+        "--table",
+        "t",
+    ]);
+    assert_eq!(tune.status.code(), Some(2));
+    assert_eq!(
+        line(&tune),
+        "ringpipe: tune measures imports into MySQL/MariaDB; into PostgreSQL, compare --shards \
+         and --batch-rows with `ringpipe import` (its report gives the rate)"
+    );
+
     let refused_url = format!("postgres://nobody:secret@127.0.0.1:{free}/test");
     let refused = import_to(&file, &refused_url, "t");
     assert_eq!(refused.status.code(), Some(4));
