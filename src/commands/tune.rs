@@ -112,6 +112,12 @@ fn check(args: &TuneArgs) -> Result<(), CliError> {
         );
     }
     super::import::check_url(&args.url)?;
+    if ringpipe_text::Format::from_path(&args.file).is_some() {
+        return bad(
+            "tune reads an XML sample; for CSV or JSON Lines, compare --shards and \
+             --batch-rows with `ringpipe import` (its report gives the rate)",
+        );
+    }
     if args.sample == 0 || args.rounds == 0 {
         return bad("--sample and --rounds must be at least 1");
     }

@@ -47,6 +47,24 @@ fn each_error_a_user_can_cause_is_one_line_with_its_fix() {
     let (user, host, port, db) = url_parts();
     let server = |user: &str, db: &str| format!("mysql://{user}@{host}:{port}/{db}");
 
+    let csv = dir.path().join("sample.csv");
+    std::fs::write(&csv, "id\n1\n").unwrap();
+    let mysql = server(&user, &db);
+    let tune = ringpipe(&[
+        "tune",
+        csv.to_str().unwrap(),
+        "--url",
+        &mysql,
+        "--table",
+        "t",
+    ]);
+    assert_eq!(tune.status.code(), Some(2));
+    assert_eq!(
+        line(&tune),
+        "ringpipe: tune reads an XML sample; for CSV or JSON Lines, compare --shards and \
+         --batch-rows with `ringpipe import` (its report gives the rate)"
+    );
+
     let bad_url = import_to(&file, &format!("{host}:{port}/{db}"), "t");
     assert_eq!(bad_url.status.code(), Some(2));
     assert_eq!(
