@@ -18,6 +18,12 @@ pub mod codes {
     /// that one is retryable on a new connection (see
     /// [`MysqlError::is_node_not_ready`](crate::MysqlError::is_node_not_ready)).
     pub const UNKNOWN_COM_ERROR: u16 = 1047;
+    /// `ER_ERROR_DURING_COMMIT`. A Galera node that dropped out of the
+    /// primary component while a transaction committed fails the `COMMIT`
+    /// with it and a message naming the provider status "Not connected to
+    /// Primary Component": that one is retryable on a new connection (see
+    /// [`MysqlError::is_node_not_ready`](crate::MysqlError::is_node_not_ready)).
+    pub const ERROR_DURING_COMMIT: u16 = 1180;
     /// `ER_TOO_MANY_CONNECTIONS`: the server is full; retry later.
     pub const TOO_MANY_CONNECTIONS: u16 = 1040;
     /// `ER_ACCESS_DENIED_ERROR`: the server refused the login.
@@ -363,11 +369,17 @@ impl MysqlError {
 
     /// Whether a Galera node refused the statement because it is not in
     /// the primary component (it is joining, leaving or cut off): error
-    /// 1047 with a message starting "WSREP". The session is of no use until
-    /// the node rejoins, and a leaving node closes it anyway.
+    /// 1047 with a message starting "WSREP", or a `COMMIT` failed with 1180
+    /// because the node left it meanwhile (the provider status "Not
+    /// connected to Primary Component"; the transaction did not replicate).
+    /// The session is of no use until the node rejoins, and a leaving node
+    /// closes it anyway; as after a lost connection, the replay first asks
+    /// the checkpoint whether the batch committed.
     pub fn is_node_not_ready(&self) -> bool {
         matches!(self, MysqlError::Server { code, message, .. }
-            if *code == codes::UNKNOWN_COM_ERROR && message.starts_with("WSREP"))
+            if (*code == codes::UNKNOWN_COM_ERROR && message.starts_with("WSREP"))
+                || (*code == codes::ERROR_DURING_COMMIT
+                    && message.contains("Not connected to Primary Component")))
     }
 
     /// Whether the server refused to write because it is read-only
@@ -489,6 +501,19 @@ mod tests {
         assert!(!not_ready.is_conflict());
         let unknown_command = error_1047("Unknown command");
         assert!(!unknown_command.is_retryable() && !unknown_command.is_connection_lost());
+        // The message MariaDB 10.11 gives a COMMIT on a node that left
+        // the primary component.
+        let left = server_saying(
+            1180,
+            "Error while appending streaming replication fragment(provider status: Not \
+             connected to Primary Component)",
+        );
+        assert!(left.is_node_not_ready() && left.is_retryable() && left.is_connection_lost());
+        let disk = server_saying(
+            1180,
+            "Got error 28 \"No space left on device\" during COMMIT",
+        );
+        assert!(!disk.is_retryable() && !disk.is_connection_lost());
         assert!(server(1213).is_conflict() && !server(1205).is_conflict());
     }
 
