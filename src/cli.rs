@@ -269,8 +269,8 @@ pub struct DoctorArgs {
 /// `ringpipe status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// Server URL.
-    #[arg(long, env = "RINGPIPE_MYSQL_URL", hide_env_values = true)]
+    /// Server URL (`mysql://…` or `postgres://…`).
+    #[arg(long, env = "RINGPIPE_URL", hide_env_values = true)]
     pub url: String,
     /// The imported table.
     #[arg(long)]
@@ -409,7 +409,7 @@ pub struct TuneArgs {
     /// The XML file whose first records are the sample.
     pub file: PathBuf,
     /// Server URL, `mysql://user[:password]@host[:port]/database`.
-    #[arg(long, env = "RINGPIPE_MYSQL_URL", hide_env_values = true)]
+    #[arg(long, env = "RINGPIPE_URL", hide_env_values = true)]
     pub url: String,
     /// The table whose definition the scratch copy takes (it is not written).
     #[arg(long)]

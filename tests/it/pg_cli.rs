@@ -100,7 +100,13 @@ fn pg_cli_three_parts_one_killed_end_exact_and_stay_so() {
     }
     assert_eq!(pg_hash(table), pg_hash(clean));
 
-    let status = ringpipe(&["status", "--url", &pg_url(), "--table", table, "--json"]);
+    // The URL from RINGPIPE_URL, as for an import.
+    let status = Command::new(env!("CARGO_BIN_EXE_ringpipe"))
+        .env_remove("RINGPIPE_MYSQL_URL")
+        .env("RINGPIPE_URL", pg_url())
+        .args(["status", "--table", table, "--json"])
+        .output()
+        .unwrap();
     assert!(status.status.success(), "{}", stderr(&status));
     let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
     let parts = status["parts"].as_array().unwrap();
