@@ -408,7 +408,8 @@ pub enum LayoutArg {
 pub struct TuneArgs {
     /// The XML file whose first records are the sample.
     pub file: PathBuf,
-    /// Server URL, `mysql://user[:password]@host[:port]/database`.
+    /// Server URL, `mysql://user[:password]@host[:port]/database` or
+    /// `postgres://…`.
     #[arg(long, env = "RINGPIPE_URL", hide_env_values = true)]
     pub url: String,
     /// The table whose definition the scratch copy takes (it is not written).
@@ -433,13 +434,9 @@ pub struct TuneArgs {
     /// Shard counts to try, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
     pub shards: Vec<usize>,
-    /// Write paths to try, comma-separated.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "bulk,load-data,insert"
-    )]
+    /// Write paths to try, comma-separated (default: bulk,load-data,insert
+    /// into MySQL/MariaDB, copy-binary,copy-text into PostgreSQL).
+    #[arg(long, value_enum, value_delimiter = ',')]
     pub write_path: Vec<WritePathArg>,
     /// Where the chart goes (SVG: rows/s per batch size, one line per
     /// shard count and write path).

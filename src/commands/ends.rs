@@ -179,17 +179,21 @@ pub fn mysql_write_path(path: WritePathArg) -> Option<WritePath> {
     })
 }
 
-/// The PostgreSQL target of `args`.
-pub fn pg_config(args: &ImportArgs, columns: &[String]) -> PgConfig {
-    let names: Vec<&str> = columns.iter().map(String::as_str).collect();
-    let format = match args.write_path {
+/// The COPY format `--write-path` names (auto when none is named).
+pub fn copy_format(path: Option<WritePathArg>) -> CopyFormat {
+    match path {
         Some(WritePathArg::CopyBinary) => CopyFormat::Binary,
         Some(WritePathArg::CopyText) => CopyFormat::Text,
         _ => CopyFormat::Auto,
-    };
+    }
+}
+
+/// The PostgreSQL target of `args`.
+pub fn pg_config(args: &ImportArgs, columns: &[String]) -> PgConfig {
+    let names: Vec<&str> = columns.iter().map(String::as_str).collect();
     let mut config = PgConfig::new(args.url.clone(), args.table.clone(), &names)
         .mode(args.mode.into())
-        .format(format)
+        .format(copy_format(args.write_path))
         .max_bad(args.max_bad);
     if let Some(file) = &args.reject_file {
         config = config.reject_file(file.clone());

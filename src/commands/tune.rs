@@ -3,8 +3,9 @@
 //! user's own input, and the flags that won.
 //!
 //! Every cell imports the same first `--sample` records into a scratch copy
-//! of the table's definition (`CREATE TABLE … LIKE`), emptied before each
-//! cell and dropped at the end, also when a cell fails. The cells run in a
+//! of the table's definition (`CREATE TABLE … LIKE`; into PostgreSQL
+//! `(LIKE … INCLUDING ALL)`), emptied before each cell and dropped at the
+//! end, also when a cell fails. The cells run in a
 //! rotated order, round `k` starting with cell `k`, so that a slow minute
 //! of a shared machine does not always hit the same cell; each cell's
 //! figure is the median of its rounds.
@@ -14,10 +15,12 @@ mod chart;
 use std::io::Write;
 use std::time::Instant;
 
-use ringpipe_mysql::{execute, table_columns, Ident, Mode, MysqlTarget, SinkConfig, WritePath};
-use ringpipe_pipeline::{Import, Row, Source, SourceProgress};
+use ringpipe_mysql::{Ident, Mode, MysqlTarget, SinkConfig};
+use ringpipe_pipeline::{Import, Row, Source, SourceProgress, Target, TargetError};
+use ringpipe_postgres::{is_postgres_url, PgConfig, PgTarget};
 use ringpipe_xml::{XmlConfig, XmlSource};
 
+use super::ends;
 use crate::cli::{TuneArgs, WritePathArg};
 use crate::error::CliError;
 use crate::hint;
@@ -46,11 +49,26 @@ impl Cell {
 }
 
 /// Runs the sweep, prints the table and the recommendation, writes the chart.
-pub fn run(args: TuneArgs) -> Result<(), CliError> {
-    check(&args)?;
-    let columns = table_columns(&args.url, &args.table)
-        .map_err(|e| CliError::Described(hint::database(&e, &args.url, &args.table)))?;
-    let scratch = Scratch::create(&args.url, &args.table)?;
+pub fn run(mut args: TuneArgs) -> Result<(), CliError> {
+    let postgres = is_postgres_url(&args.url);
+    if args.write_path.is_empty() {
+        args.write_path = match postgres {
+            true => vec![WritePathArg::CopyBinary, WritePathArg::CopyText],
+            false => vec![
+                WritePathArg::Bulk,
+                WritePathArg::LoadData,
+                WritePathArg::Insert,
+            ],
+        };
+    }
+    check(&args, postgres)?;
+    let columns = match postgres {
+        true => ringpipe_postgres::table_columns(&args.url, &args.table)
+            .map_err(|e| CliError::Described(hint::postgres(&e, &args.url, &args.table)))?,
+        false => ringpipe_mysql::table_columns(&args.url, &args.table)
+            .map_err(|e| CliError::Described(hint::database(&e, &args.url, &args.table)))?,
+    };
+    let scratch = Scratch::create(&args.url, &args.table, postgres)?;
     let mut cells = Vec::new();
     for &path in &args.write_path {
         for &shards in &args.shards {
@@ -103,15 +121,16 @@ pub fn run(args: TuneArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-fn check(args: &TuneArgs) -> Result<(), CliError> {
+fn check(args: &TuneArgs, postgres: bool) -> Result<(), CliError> {
     let bad = |what: &str| Err(CliError::Usage(what.into()));
-    if ringpipe_postgres::is_postgres_url(&args.url) {
-        return bad(
-            "tune measures imports into MySQL/MariaDB; into PostgreSQL, compare --shards and \
-             --batch-rows with `ringpipe import` (its report gives the rate)",
-        );
-    }
     super::import::check_url(&args.url)?;
+    let copy = |path: &WritePathArg| ends::mysql_write_path(*path).is_none();
+    if args.write_path.iter().any(|path| copy(path) != postgres) {
+        return bad(match postgres {
+            true => "--write-path: copy-binary or copy-text into PostgreSQL",
+            false => "--write-path: insert, prepared, load-data or bulk into MySQL/MariaDB",
+        });
+    }
     if ringpipe_text::Format::from_path(&args.file).is_some() {
         return bad(
             "tune reads an XML sample; for CSV or JSON Lines, compare --shards and \
@@ -140,38 +159,50 @@ fn measure(
     columns: &[String],
     cell: &Cell,
 ) -> Result<(u64, f64), CliError> {
-    execute(&args.url, &format!("TRUNCATE TABLE {}", scratch.name))?;
+    scratch.execute(&format!("TRUNCATE TABLE {}", scratch.quoted))?;
     let names: Vec<&str> = columns.iter().map(String::as_str).collect();
-    let path =
-        match cell.path {
-            WritePathArg::Insert => WritePath::Insert,
-            WritePathArg::Prepared => WritePath::Prepared,
-            WritePathArg::LoadData => WritePath::LoadData,
-            WritePathArg::Bulk => WritePath::Bulk,
-            WritePathArg::CopyBinary | WritePathArg::CopyText => return Err(CliError::Usage(
-                "tune measures the MySQL/MariaDB write paths (insert, prepared, load-data, bulk)"
-                    .into(),
-            )),
-        };
-    let config = SinkConfig::new(args.url.clone(), scratch.name.name(), &names)
-        .mode(Mode::Insert)
-        .write_path(path);
     let xml = XmlConfig::new(args.row.clone(), columns.iter().cloned());
     let source = Sample {
         inner: XmlSource::open(&args.file, xml)?,
         left: args.sample,
     };
+    let (url, name) = (&args.url, scratch.name.as_str());
     let start = Instant::now();
-    let summary = Import::new(MysqlTarget::new(config))
+    let written = match ends::mysql_write_path(cell.path) {
+        Some(path) => {
+            let config = SinkConfig::new(url.clone(), name, &names)
+                .mode(Mode::Insert)
+                .write_path(path);
+            let describe = |e: &_| hint::database(e, url, name);
+            run_cell(MysqlTarget::new(config), cell, source, describe)?
+        }
+        None => {
+            let format = ends::copy_format(Some(cell.path));
+            let config = PgConfig::new(url.clone(), name, &names).format(format);
+            let describe = |e: &_| hint::postgres(e, url, name);
+            run_cell(PgTarget::new(config), cell, source, describe)?
+        }
+    };
+    Ok((written, start.elapsed().as_secs_f64()))
+}
+
+/// Imports `source` into `target` with the cell's shards and batch size;
+/// the rows written.
+fn run_cell<T: Target>(
+    target: T,
+    cell: &Cell,
+    source: Sample<XmlSource>,
+    describe: impl Fn(&TargetError<T>) -> String,
+) -> Result<u64, CliError>
+where
+    TargetError<T>: std::fmt::Display,
+{
+    Import::new(target)
         .shards(cell.shards)
         .batch_rows(cell.batch_rows)
         .run(vec![source])
-        .map_err(|f| {
-            CliError::import(&f, false, |e| {
-                hint::database(e, &args.url, scratch.name.name())
-            })
-        })?;
-    Ok((summary.rows_written, start.elapsed().as_secs_f64()))
+        .map(|summary| summary.rows_written)
+        .map_err(|f| CliError::import(&f, false, describe))
 }
 
 /// The cells as a markdown table, grouped by write path and shard count.
@@ -241,34 +272,60 @@ impl<S: Source> Source for Sample<S> {
 /// of scope (a failed cell included).
 struct Scratch {
     url: String,
-    name: Ident,
+    postgres: bool,
+    /// Its name, and the name quoted for the server.
+    name: String,
+    quoted: String,
     dropped: bool,
 }
 
 impl Scratch {
-    fn create(url: &str, table: &str) -> Result<Self, CliError> {
-        let like = Ident::new(table)?;
-        let name = Ident::new(&format!("ringpipe_tune_{}", std::process::id()))?;
-        execute(url, &format!("DROP TABLE IF EXISTS {name}"))?;
-        execute(url, &format!("CREATE TABLE {name} LIKE {like}"))?;
-        Ok(Scratch {
+    fn create(url: &str, table: &str, postgres: bool) -> Result<Self, CliError> {
+        let name = format!("ringpipe_tune_{}", std::process::id());
+        let (quoted, create) = match postgres {
+            true => {
+                let quoted = ringpipe_postgres::quote(&name)?;
+                let like = ringpipe_postgres::quote_table(table)?;
+                let create = format!("CREATE TABLE {quoted} (LIKE {like} INCLUDING ALL)");
+                (quoted, create)
+            }
+            false => {
+                let quoted = Ident::new(&name)?.to_string();
+                let create = format!("CREATE TABLE {quoted} LIKE {}", Ident::new(table)?);
+                (quoted, create)
+            }
+        };
+        let scratch = Scratch {
             url: url.to_owned(),
+            postgres,
             name,
+            quoted,
             dropped: false,
-        })
+        };
+        scratch.execute(&format!("DROP TABLE IF EXISTS {}", scratch.quoted))?;
+        scratch.execute(&create)?;
+        Ok(scratch)
+    }
+
+    /// Runs `sql` on a connection of its own.
+    fn execute(&self, sql: &str) -> Result<(), CliError> {
+        match self.postgres {
+            true => ringpipe_postgres::execute(&self.url, sql)?,
+            false => ringpipe_mysql::execute(&self.url, sql)?,
+        }
+        Ok(())
     }
 
     fn drop_now(mut self) -> Result<(), CliError> {
         self.dropped = true;
-        execute(&self.url, &format!("DROP TABLE IF EXISTS {}", self.name))?;
-        Ok(())
+        self.execute(&format!("DROP TABLE IF EXISTS {}", self.quoted))
     }
 }
 
 impl Drop for Scratch {
     fn drop(&mut self) {
         if !self.dropped {
-            if let Err(e) = execute(&self.url, &format!("DROP TABLE IF EXISTS {}", self.name)) {
+            if let Err(e) = self.execute(&format!("DROP TABLE IF EXISTS {}", self.quoted)) {
                 log::warn!("could not drop the scratch table {}: {e}", self.name);
             }
         }

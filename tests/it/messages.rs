@@ -176,19 +176,22 @@ fn into_postgres_each_error_a_user_can_cause_is_one_line_with_its_fix() {
         .local_addr()
         .unwrap()
         .port();
-    let tune = ringpipe(&[
+    let file_arg = file.to_str().unwrap();
+    let args = [
         "tune",
-        file.to_str().unwrap(),
+        file_arg,
         "--url",
         &url,
         "--table",
         "t",
-    ]);
+        "--write-path",
+        "bulk",
+    ];
+    let tune = ringpipe(&args);
     assert_eq!(tune.status.code(), Some(2));
     assert_eq!(
         line(&tune),
-        "ringpipe: tune measures imports into MySQL/MariaDB; into PostgreSQL, compare --shards \
-         and --batch-rows with `ringpipe import` (its report gives the rate)"
+        "ringpipe: --write-path: copy-binary or copy-text into PostgreSQL"
     );
 
     let refused_url = format!("postgres://nobody:secret@127.0.0.1:{free}/test");

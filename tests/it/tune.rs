@@ -1,9 +1,12 @@
-//! `ringpipe tune` against the real MariaDB: a small grid on a sample, the
-//! table, the chart and the recommendation; the scratch table gone
-//! afterwards, also when a cell fails.
+//! `ringpipe tune` against the real MariaDB and PostgreSQL: a small grid on
+//! a sample, the table, the chart and the recommendation; the scratch
+//! table gone afterwards, also when a cell fails.
+
+use ringpipe_testdb::{pg_client, pg_url};
 
 use crate::common::{
-    catalogue, count, fresh_table, query_one, ringpipe, stderr, stdout, url, MysqlTable,
+    catalogue, count, fresh_pg_table, fresh_table, pg_count, query_one, ringpipe, stderr, stdout,
+    url, MysqlTable,
 };
 
 /// Scratch tables of `ringpipe tune` left in the test database.
@@ -15,12 +18,25 @@ fn scratch_tables() -> u64 {
 }
 
 fn tune(file: &std::path::Path, table: &str, chart: &std::path::Path) -> std::process::Output {
-    let url = url();
-    ringpipe(&[
+    tune_into(&url(), file, table, chart, &["--write-path", "bulk,insert"])
+}
+
+/// A small grid: 1,000 records, 2 rounds, batches of 100 and 500, 1 and 2
+/// shards, and `more`.
+fn tune_into(
+    url: &str,
+    file: &std::path::Path,
+    table: &str,
+    chart: &std::path::Path,
+    more: &[&str],
+) -> std::process::Output {
+    let file = file.to_str().unwrap();
+    let chart = chart.to_str().unwrap();
+    let args = [
         "tune",
-        file.to_str().unwrap(),
+        file,
         "--url",
-        &url,
+        url,
         "--table",
         table,
         "--row",
@@ -33,11 +49,10 @@ fn tune(file: &std::path::Path, table: &str, chart: &std::path::Path) -> std::pr
         "100,500",
         "--shards",
         "1,2",
-        "--write-path",
-        "bulk,insert",
         "--chart",
-        chart.to_str().unwrap(),
-    ])
+        chart,
+    ];
+    ringpipe(&[&args[..], more].concat())
 }
 
 // One test, not two: both check that no scratch table is left, which a
@@ -79,4 +94,33 @@ fn tune_measures_the_grid_on_a_sample_and_leaves_no_scratch_table() {
     let output = tune(&file, "tune_bad", &chart);
     assert!(!output.status.success(), "{}", stdout(&output));
     assert_eq!(scratch_tables(), 0, "dropped after a failure too");
+}
+
+#[test]
+fn tune_into_postgres_measures_both_copy_formats_and_leaves_no_scratch_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = catalogue(dir.path(), 3_000);
+    let _table = fresh_pg_table("tune_pg_source");
+    let chart = dir.path().join("tune.svg");
+
+    let output = tune_into(&pg_url(), &file, "tune_pg_source", &chart, &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    let cells = text
+        .lines()
+        .filter(|l| l.starts_with("| copy-binary") || l.starts_with("| copy-text"));
+    assert_eq!(
+        cells.count(),
+        8,
+        "2 formats × 2 shard counts × 2 sizes:\n{text}"
+    );
+    assert!(text.contains("recommended: --write-path copy-"), "{text}");
+    assert_eq!(
+        pg_count("tune_pg_source"),
+        0,
+        "the table itself is never written"
+    );
+    let sql = "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'ringpipe\\_tune\\_%'";
+    let left: i64 = pg_client().query_one(sql, &[]).unwrap().get(0);
+    assert_eq!(left, 0, "the scratch table is dropped");
 }

@@ -110,7 +110,7 @@ pub use config::{
     driver_config, is_postgres_url, CopyFormat, Mode, PgConfig, DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_NET_TIMEOUT,
 };
-pub use connect::connect;
+pub use connect::{connect, execute};
 pub use doctor::doctor;
 pub use encode::{CopyEncoder, Encoder, RowFormat};
 pub use error::{retryable_sqlstate, PgError};
