@@ -5,10 +5,10 @@
 //! Every cell imports the same first `--sample` records into a scratch copy
 //! of the table's definition (`CREATE TABLE … LIKE`; into PostgreSQL
 //! `(LIKE … INCLUDING ALL)`), emptied before each cell and dropped at the
-//! end, also when a cell fails. The cells run in a
-//! rotated order, round `k` starting with cell `k`, so that a slow minute
-//! of a shared machine does not always hit the same cell; each cell's
-//! figure is the median of its rounds.
+//! end, also when a cell fails. The cells run in a rotated order, round `k`
+//! starting with cell `k`, so that a slow minute of a shared machine does
+//! not always hit the same cell; each cell's figure is the median of its
+//! rounds.
 
 mod chart;
 
