@@ -94,20 +94,16 @@ impl Batch {
         }
     }
 
-    /// Takes `out` (rows in ascending order, each with why it is refused)
-    /// out of the batch as bad records; the rest keep their order.
-    pub(super) fn take_out(&mut self, out: &[(usize, String)]) -> Vec<Rejected> {
-        let rejected = out
-            .iter()
-            .map(|(index, why)| self.rejected(*index, why.clone()))
-            .collect();
+    /// Removes `rows` (in ascending order) from the batch; the rest keep
+    /// their order.
+    pub(super) fn remove(&mut self, rows: &[usize]) {
         let mut kept = Batch {
             data: Vec::with_capacity(self.data.len()),
             lines: self.lines.as_ref().map(|_| Default::default()),
             refused: std::mem::take(&mut self.refused),
             ..Batch::default()
         };
-        let mut out = out.iter().map(|(index, _)| *index).peekable();
+        let mut out = rows.iter().copied().peekable();
         for index in 0..self.len() {
             if out.next_if_eq(&index).is_some() {
                 continue;
@@ -123,7 +119,6 @@ impl Batch {
             }
         }
         *self = kept;
-        rejected
     }
 
     /// Encoded rows.
@@ -205,7 +200,7 @@ mod tests {
     }
 
     #[test]
-    fn rows_taken_out_leave_the_rest_in_order() {
+    fn rows_removed_leave_the_rest_in_order() {
         let encoder = CopyEncoder::new(None, vec![false], vec!["n".into()]);
         let mut batch = Batch::new(true);
         for value in ["a", "b", "c", "d", "e"] {
@@ -213,13 +208,7 @@ mod tests {
             row.set(0, value);
             batch.push(&row, &encoder).unwrap();
         }
-        let out = batch.take_out(&[(1, "no b".into()), (4, "no e".into())]);
-        assert_eq!(out.len(), 2);
-        assert_eq!(
-            (out[0].reason.as_str(), &out[0].values[..]),
-            ("no b", &b"b\n"[..])
-        );
-        assert_eq!(out[1].reason, "no e");
+        batch.remove(&[1, 4]);
         assert_eq!(batch.len(), 3);
         assert_eq!(batch.data(0..3), b"a\nc\nd\n");
         assert_eq!(batch.rejected(2, String::new()).values, b"d\n");

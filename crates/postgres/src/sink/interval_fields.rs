@@ -5,7 +5,6 @@
 
 use super::PgSink;
 use crate::interval_fields::{altered, IntervalFields};
-use crate::reject::Rejected;
 use crate::PgError;
 
 impl PgSink {
@@ -13,9 +12,8 @@ impl PgSink {
     ///
     /// # Errors
     ///
-    /// [`PgError::BadRecord`] for an altered value when no bad records are
-    /// allowed, [`PgError::TooManyBadRecords`] beyond the budget, any
-    /// error of the server but a value's own.
+    /// As [`PgSink::may_set_aside`] for an altered value, and any error of
+    /// the server but a value's own.
     pub(super) fn check_interval_fields(&mut self) -> Result<(), PgError> {
         if self.batch.held.is_empty() {
             return Ok(());
@@ -23,32 +21,22 @@ impl PgSink {
         let held = std::mem::take(&mut self.batch.held);
         let values: Vec<(&str, IntervalFields)> =
             held.iter().map(|h| (h.value.as_str(), h.fields)).collect();
-        let mut out: Vec<(usize, String)> = Vec::new();
+        let (mut rows, mut out) = (Vec::new(), Vec::new());
         for found in altered(&mut self.conn, &values)? {
             let held = &held[found.index];
             // Values are held in row order: one reason per row is enough.
-            if out.last().is_some_and(|(row, _)| *row == held.row) {
+            if rows.last() == Some(&held.row) {
                 continue;
             }
-            let position = self.batch.position(held.row);
             let error = PgError::BadValue {
-                record: position.record,
+                record: self.batch.position(held.row).record,
                 column: self.config.columns[held.column].clone(),
                 why: found.why,
             };
-            if self.rejects.budget.max_bad() == 0 {
-                return Err(PgError::BadRecord {
-                    position,
-                    source: Box::new(error),
-                });
-            }
-            let refused = (self.batch.refused.len() + out.len()) as u64;
-            let unsettled = self.unsettled.len() as u64;
-            if !self.rejects.budget.fits_another(refused, unsettled) {
-                let rejected: Rejected = self.batch.rejected(held.row, error.to_string());
-                return Err(self.over_budget(&rejected, Some(error)));
-            }
-            out.push((held.row, error.to_string()));
+            let rejected = self.batch.rejected(held.row, error.to_string());
+            self.may_set_aside(&rejected, error, out.len())?;
+            rows.push(held.row);
+            out.push(rejected);
         }
         if !out.is_empty() {
             log::debug!(
@@ -56,8 +44,8 @@ impl PgSink {
                 self.shard,
                 out.len()
             );
-            let rejected = self.batch.take_out(&out);
-            self.batch.refused.extend(rejected);
+            self.batch.remove(&rows);
+            self.batch.refused.extend(out);
         }
         Ok(())
     }

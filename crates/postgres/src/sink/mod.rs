@@ -143,6 +143,24 @@ impl PgSink {
         }
     }
 
+    /// `Ok` when `rejected`, a record refused before sending for `error`,
+    /// may be set aside beside the batch's refused records and `pending`
+    /// more; else the error that ends the import (the record's own, with
+    /// its position, when no bad records are allowed).
+    fn may_set_aside(
+        &self,
+        rejected: &Rejected,
+        error: PgError,
+        pending: usize,
+    ) -> Result<(), PgError> {
+        let refused = (self.batch.refused.len() + pending) as u64;
+        let held = self.unsettled.len() as u64;
+        match self.rejects.budget.fits_another(refused, held) {
+            true => Ok(()),
+            false => Err(self.over_budget(rejected, Some(error))),
+        }
+    }
+
     /// The error for a bad record beyond the budget: the record's own
     /// error when none are allowed.
     fn over_budget(&self, rejected: &Rejected, error: Option<PgError>) -> PgError {
@@ -214,27 +232,16 @@ impl Sink for PgSink {
                 self.batch.hold(row, &self.plan.interval_fields);
                 Ok(())
             }
-            Err(error @ PgError::BadValue { .. }) if self.rejects.budget.max_bad() > 0 => {
+            Err(error @ PgError::BadValue { .. }) => {
                 let rejected = Rejected {
                     position: row.position(),
                     reason: error.to_string(),
                     values: values_line(row),
                 };
-                let (refused, held) = (self.batch.refused.len(), self.unsettled.len());
-                if !self
-                    .rejects
-                    .budget
-                    .fits_another(refused as u64, held as u64)
-                {
-                    return Err(self.over_budget(&rejected, Some(error)));
-                }
+                self.may_set_aside(&rejected, error, 0)?;
                 self.batch.refused.push(rejected);
                 Ok(())
             }
-            Err(error @ PgError::BadValue { .. }) => Err(PgError::BadRecord {
-                position: row.position(),
-                source: Box::new(error),
-            }),
             other => other,
         }
     }
