@@ -382,34 +382,49 @@ fn pg_altered_interval_fields_beside_an_unreadable_value_are_still_refused() {
     );
 }
 
-/// The `hstore` extension, created for a test and dropped after it unless
-/// it was there before.
+/// The `hstore` extension, created for a test in a schema of its own and
+/// dropped after it, unless it was there before. In its own schema, off
+/// every other session's search path, its operators and functions never
+/// become candidates in a concurrent test's statement while it is dropped.
 struct Hstore {
+    /// The schema of its objects.
+    schema: String,
     created: bool,
 }
 
 impl Hstore {
     fn new() -> Hstore {
         let mut client = client();
-        let there = client
-            .query_one(
-                "SELECT count(*) FROM pg_extension WHERE extname = 'hstore'",
-                &[],
-            )
-            .unwrap()
-            .get::<_, i64>(0)
-            > 0;
-        if !there {
-            client.batch_execute("CREATE EXTENSION hstore").unwrap();
+        let sql = "SELECT n.nspname::text FROM pg_extension e \
+                   JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'hstore'";
+        if let Some(row) = client.query_opt(sql, &[]).unwrap() {
+            return Hstore {
+                schema: row.get(0),
+                created: false,
+            };
         }
-        Hstore { created: !there }
+        client
+            .batch_execute(
+                "CREATE SCHEMA IF NOT EXISTS pgsink_hstore; \
+                 CREATE EXTENSION hstore WITH SCHEMA pgsink_hstore",
+            )
+            .unwrap();
+        Hstore {
+            schema: "pgsink_hstore".into(),
+            created: true,
+        }
+    }
+
+    /// The type's name, qualified by its schema.
+    fn name(&self) -> String {
+        format!("{}.hstore", self.schema)
     }
 }
 
 impl Drop for Hstore {
     fn drop(&mut self) {
         if self.created {
-            let _ = client().batch_execute("DROP EXTENSION IF EXISTS hstore CASCADE");
+            let _ = client().batch_execute("DROP SCHEMA IF EXISTS pgsink_hstore CASCADE");
         }
     }
 }
@@ -417,12 +432,12 @@ impl Drop for Hstore {
 /// One test for both, so that the extension is made and dropped once.
 #[test]
 fn pg_altered_hstore_keys_given_twice_are_refused() {
-    let _hstore = Hstore::new();
-    refused_in_both_formats();
-    read_as_the_server_reads_them();
+    let hstore = Hstore::new();
+    refused_in_both_formats(&hstore);
+    read_as_the_server_reads_them(&hstore);
 }
 
-fn refused_in_both_formats() {
+fn refused_in_both_formats(hstore: &Hstore) {
     let cases: &[Case] = &[
         ("a=>1, a=>2", None),
         (r#"a=>1, "a"=>NULL"#, None),
@@ -433,13 +448,13 @@ fn refused_in_both_formats() {
             Some("\"c\"=>NULL, \"a,b\"=>\"x=>y\""),
         ),
     ];
-    both("pg_altered_hstore", "hstore", "v::text", cases, false);
+    both("pg_altered_hstore", &hstore.name(), "v::text", cases, false);
 }
 
 /// Random well-formed hstores of 1 to 4 pairs, in spellings whose keys
 /// are equal or not after quoting and escaping: the check must refuse
 /// exactly those of which the server keeps fewer keys than were written.
-fn read_as_the_server_reads_them() {
+fn read_as_the_server_reads_them(hstore: &Hstore) {
     let mut conn = client();
     let keys = [
         "a", "\"a\"", "\\a", "\"\\a\"", "A", "a\\,", "\"a,\"", "a\\ b", "\"a b\"", "\\=", "\"=\"",
@@ -464,8 +479,11 @@ fn read_as_the_server_reads_them() {
             };
             text.push_str(&format!("{a}{key}{b}=>{c}{value}{d}{comma}"));
         }
-        let sql = "SELECT coalesce(array_length(akeys($1::text::hstore), 1), 0)";
-        let row = conn.query_one(sql, &[&text]);
+        let sql = format!(
+            "SELECT coalesce(array_length({0}.akeys($1::text::{0}.hstore), 1), 0)",
+            hstore.schema
+        );
+        let row = conn.query_one(&sql, &[&text]);
         let kept = row
             .map_err(|e| format!("{text:?}: {e}"))
             .unwrap()
