@@ -1,13 +1,16 @@
-//! Interval fields a column's field list drops, found by the server.
+//! Interval fields a field list drops, found by the server.
 //!
 //! An `interval YEAR TO MONTH` column (or `DAY`, `HOUR TO MINUTE`, any
 //! field list) keeps only its fields: the server stores `1 year 3 days` as
-//! `1 year` without a word. Which fields a value holds is the server's own
-//! reading (a fraction of a day spills into hours, `4:05` is minutes and
-//! seconds in a `MINUTE TO SECOND` column), so rather than mirror that
-//! grammar, the server reads each such value twice, in one query per
-//! batch: with the column's type modifier (what COPY stores) and as a
-//! plain interval. A value whose two readings differ is refused with both;
+//! `1 year` without a word, and so it does with such an interval anywhere
+//! in a column's type: an array's element, a composite type's attribute,
+//! the bound of a range over a domain with a field list. The column's
+//! [`Check`](crate::Check) takes those intervals out of its text. Which
+//! fields a value holds is the server's own reading (a fraction of a day
+//! spills into hours, `4:05` is minutes and seconds in a `MINUTE TO
+//! SECOND` column), so rather than mirror that grammar, the server reads
+//! each such interval twice, in one query per batch: with its type
+//! modifier (what COPY stores) and as a plain interval. A value whose two readings differ is refused with both;
 //! one the server cannot read with the column's modifier is left to COPY,
 //! which refuses it with its own message.
 //!
@@ -24,41 +27,35 @@ use postgres::types::ToSql;
 use crate::conn::Conn;
 use crate::PgError;
 
-/// Reads each value `v` with the column's modifier and its plain spelling
-/// `w` as a plain interval (`interval_in` and `array_in` take the type
-/// modifier COPY passes) and returns the values read differently: their
-/// ordinal (1-based), both readings.
+/// Reads each value `v` with its modifier (`interval_in` takes the one
+/// COPY passes) and its plain spelling `w` as a plain interval, and
+/// returns the values read differently: their ordinal (1-based), both
+/// readings.
 const READINGS: &str = "SELECT i, s, p FROM (SELECT i, \
-     CASE WHEN a THEN array_in(v::cstring, 1186, m)::text \
-     ELSE interval_in(v::cstring, 1186, m)::text END AS s, \
-     CASE WHEN a THEN array_in(w::cstring, 1186, -1)::text \
-     ELSE interval_in(w::cstring, 1186, -1)::text END AS p \
-     FROM unnest($1::text[], $2::text[], $3::int4[], $4::bool[]) \
-     WITH ORDINALITY AS t(v, w, m, a, i)) r \
+     interval_in(v::cstring, 1186, m)::text AS s, \
+     interval_in(w::cstring, 1186, -1)::text AS p \
+     FROM unnest($1::text[], $2::text[], $3::int4[]) \
+     WITH ORDINALITY AS t(v, w, m, i)) r \
      WHERE s IS DISTINCT FROM p ORDER BY i";
 
 /// One value's reading with the modifier `$2` (-1: as a plain interval).
-const READING: &str = "SELECT CASE WHEN $3 THEN array_in($1::text::cstring, 1186, $2)::text \
-     ELSE interval_in($1::text::cstring, 1186, $2)::text END";
+const READING: &str = "SELECT interval_in($1::text::cstring, 1186, $2)::text";
 
-/// A column whose interval values the server reads with a field list.
+/// An interval type's field list, with which the server reads its values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IntervalFields {
     /// The interval's type modifier: its field list and precision.
     pub typmod: i32,
-    /// Whether the column holds arrays of such intervals.
-    pub array: bool,
 }
 
 impl IntervalFields {
-    /// For a column of base type `typname` (an array's element type's,
-    /// when `array`) with modifier `typmod`: `Some` for an interval with a
-    /// field list.
-    pub fn for_type(typname: &str, typmod: i32, array: bool) -> Option<IntervalFields> {
+    /// For an interval with modifier `typmod`: `Some` when it has a field
+    /// list.
+    pub fn for_typmod(typmod: i32) -> Option<IntervalFields> {
         // The field list is the modifier's high 16 bits; 0x7fff is every
         // field (no list). A negative modifier has neither list nor precision.
         let listed = typmod >= 0 && (typmod >> 16) & 0x7fff != 0x7fff;
-        (typname == "interval" && listed).then_some(IntervalFields { typmod, array })
+        listed.then_some(IntervalFields { typmod })
     }
 
     /// The unit a number alone is read in: the list's last field (the
@@ -84,7 +81,7 @@ impl IntervalFields {
     /// number alone with the unit of the list's last field, anything else
     /// as it is.
     fn plain(self, text: &str) -> String {
-        match !self.array && is_number(text) {
+        match is_number(text) {
             true => format!("{} {}", trim(text), self.last_unit()),
             false => text.to_owned(),
         }
@@ -120,7 +117,7 @@ pub struct Altered {
     pub why: String,
 }
 
-/// The values (each with its column's [`IntervalFields`]) whose stored
+/// The values (each with its type's [`IntervalFields`]) whose stored
 /// reading differs from their plain one, in order.
 ///
 /// # Errors
@@ -136,9 +133,8 @@ pub(crate) fn altered(
     let texts: Vec<&str> = values.iter().map(|(text, _)| *text).collect();
     let plain: Vec<String> = values.iter().map(|(text, f)| f.plain(text)).collect();
     let typmods: Vec<i32> = values.iter().map(|(_, f)| f.typmod).collect();
-    let arrays: Vec<bool> = values.iter().map(|(_, f)| f.array).collect();
     let what = "reading interval values with their field lists";
-    match conn.query(READINGS, &[&texts, &plain, &typmods, &arrays], what) {
+    match conn.query(READINGS, &[&texts, &plain, &typmods], what) {
         Ok(rows) => Ok(rows
             .iter()
             .filter_map(|row| {
@@ -163,7 +159,7 @@ fn one_by_one(conn: &mut Conn, values: &[(&str, IntervalFields)]) -> Result<Vec<
     let mut found = Vec::new();
     for (index, &(text, fields)) in values.iter().enumerate() {
         let mut read = |text: &str, typmod: i32| -> Result<Option<String>, PgError> {
-            let params: [&(dyn ToSql + Sync); 3] = [&text, &typmod, &fields.array];
+            let params: [&(dyn ToSql + Sync); 2] = [&text, &typmod];
             match conn.query_one(READING, &params, what) {
                 Ok(row) => Ok(Some(row.get(0))),
                 Err(error) if is_value_error(&error) => Ok(None),
@@ -210,36 +206,25 @@ mod tests {
 
     #[test]
     fn only_intervals_with_a_field_list_are_checked() {
-        // interval YEAR TO MONTH, HOUR, HOUR[] (as the catalogue has them).
+        // interval YEAR TO MONTH, HOUR (as the catalogue has them).
         let year_to_month = 458_751;
         let hour = 67_174_399;
         assert_eq!(
-            IntervalFields::for_type("interval", year_to_month, false),
+            IntervalFields::for_typmod(year_to_month),
             Some(IntervalFields {
-                typmod: year_to_month,
-                array: false
+                typmod: year_to_month
             })
         );
-        assert!(IntervalFields::for_type("interval", hour, true).is_some_and(|f| f.array));
-        // No field list: plain, a precision alone, another type.
-        assert_eq!(IntervalFields::for_type("interval", -1, false), None);
-        assert_eq!(
-            IntervalFields::for_type("interval", 0x7fff << 16 | 3, false),
-            None
-        );
-        assert_eq!(IntervalFields::for_type("time", hour, false), None);
+        assert!(IntervalFields::for_typmod(hour).is_some());
+        // No field list: plain, a precision alone.
+        assert_eq!(IntervalFields::for_typmod(-1), None);
+        assert_eq!(IntervalFields::for_typmod(0x7fff << 16 | 3), None);
     }
 
     #[test]
     fn a_number_alone_is_read_in_the_lists_last_field() {
         // Modifiers as the catalogue has them.
-        let unit = |typmod| {
-            IntervalFields {
-                typmod,
-                array: false,
-            }
-            .last_unit()
-        };
+        let unit = |typmod| IntervalFields { typmod }.last_unit();
         assert_eq!(unit(0x0004_ffff), "year");
         assert_eq!(unit(0x0006_ffff), "month"); // YEAR TO MONTH
         assert_eq!(unit(0x0008_ffff), "day");
@@ -248,7 +233,6 @@ mod tests {
         assert_eq!(unit(0x1800_ffff), "second"); // MINUTE TO SECOND
         let hour = IntervalFields {
             typmod: 0x0400_ffff,
-            array: false,
         };
         assert_eq!(hour.plain(" 5 "), "5 hour");
         assert_eq!(hour.plain("-1.5"), "-1.5 hour");
@@ -258,11 +242,6 @@ mod tests {
         ] {
             assert_eq!(hour.plain(other), other, "{other:?}");
         }
-        let hours = IntervalFields {
-            array: true,
-            ..hour
-        };
-        assert_eq!(hours.plain("5"), "5");
     }
 
     #[test]

@@ -115,6 +115,7 @@ pub use doctor::doctor;
 pub use encode::{CopyEncoder, Encoder, RowFormat};
 pub use error::{retryable_sqlstate, PgError};
 pub use ident::{quote, quote_table};
+pub use interval_fields::IntervalFields;
 pub use ringpipe_pipeline::{DoctorReport, Finding, Severity};
 pub use schema::table_columns;
 pub use sink::PgSink;

@@ -7,7 +7,6 @@ use crate::check::Check;
 use crate::config::{CopyFormat, Mode, PgConfig};
 use crate::encode::{CopyEncoder, Encoder};
 use crate::ident::{quote, quote_table};
-use crate::interval_fields::IntervalFields;
 use crate::schema::{quoted_list, Table};
 use crate::{checkpoint, PgError};
 
@@ -41,9 +40,9 @@ pub struct Plan {
     /// Whether binary COPY is in use (rows that are not canonical for
     /// it still go in text COPY).
     pub binary: bool,
-    /// The imported columns (by index) of intervals with a field list,
-    /// whose values the server checks per batch.
-    pub interval_fields: Vec<(usize, IntervalFields)>,
+    /// The imported columns (by index) whose values hold intervals with
+    /// a field list, which the server checks per batch, with their checks.
+    pub field_lists: Vec<(usize, Check)>,
     /// The encoder's per-column settings.
     encoders: Option<Vec<Encoder>>,
     bytea: Vec<bool>,
@@ -69,7 +68,8 @@ impl Plan {
                 .ok_or_else(|| PgError::Config(format!("{target} has no column {name:?}")))?;
             types.push(column.typname.as_str());
             checks.push(column.check.clone());
-            fields.extend(column.interval_fields.map(|f| (index, f)));
+            let lists = column.check.as_ref().filter(|c| c.has_field_lists());
+            fields.extend(lists.map(|check| (index, check.clone())));
         }
         let encoders: Option<Vec<Encoder>> = types.iter().map(|t| Encoder::for_type(t)).collect();
         let encoders = match (config.format, encoders) {
@@ -106,7 +106,7 @@ impl Plan {
             record: checkpoint::record_sql(&checkpoints),
             record_diverted: checkpoint::diverted_sql(&checkpoints),
             binary: encoders.is_some(),
-            interval_fields: fields,
+            field_lists: fields,
             bytea: types.iter().map(|t| *t == "bytea").collect(),
             checks,
             encoders,

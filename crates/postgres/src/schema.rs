@@ -3,7 +3,6 @@
 use crate::check::Check;
 use crate::conn::Conn;
 use crate::ident::{quote, quote_table};
-use crate::interval_fields::IntervalFields;
 use crate::{PgConfig, PgError};
 
 /// A column of the target table.
@@ -19,9 +18,6 @@ pub struct Column {
     /// domain's base type's, or that of each element of an array, bound of
     /// a range or field of a composite type.
     pub check: Option<Check>,
-    /// The field list of its intervals (its own type's, a domain's base
-    /// type's, an array's elements'), which the server checks.
-    pub interval_fields: Option<IntervalFields>,
 }
 
 /// The target table as the sinks need it.
@@ -84,19 +80,15 @@ pub(crate) fn describe(conn: &mut Conn, table: &str) -> Result<Table, PgError> {
         let (typname, typmod): (String, i32) = (row.get(1), row.get(2));
         // A domain's, array's, range's or composite type's checks are
         // those of the types it is made of.
-        let (check, fields) = match row.get(4) {
+        let check = match row.get(4) {
             true => catalogue.checks(row.get(3), typmod, 0)?,
-            false => (
-                catalogue.scalar_check(&typname, typmod)?,
-                IntervalFields::for_type(&typname, typmod, false),
-            ),
+            false => catalogue.scalar_check(&typname, typmod)?,
         };
         columns.push(Column {
             name: row.get(0),
             typname,
             typmod,
             check,
-            interval_fields: fields,
         });
     }
     let key = catalogue
@@ -131,12 +123,7 @@ impl Catalogue<'_> {
     /// The checks of values of type `oid` with modifier `typmod`, `depth`
     /// types deep in a column's type: a domain's by its base type (and the
     /// domain's modifier), an array's by its element type.
-    fn checks(
-        &mut self,
-        oid: u32,
-        typmod: i32,
-        depth: usize,
-    ) -> Result<(Option<Check>, Option<IntervalFields>), PgError> {
+    fn checks(&mut self, oid: u32, typmod: i32, depth: usize) -> Result<Option<Check>, PgError> {
         if depth > MAX_NESTING {
             return Err(PgError::Config(format!(
                 "{}: a type nested more than {MAX_NESTING} types deep",
@@ -145,18 +132,11 @@ impl Catalogue<'_> {
         }
         let base = self.base_type(oid, typmod)?;
         if base.element == 0 {
-            let check = self.leaf_check(&base, depth)?;
-            return Ok((
-                check,
-                IntervalFields::for_type(&base.name, base.typmod, false),
-            ));
+            return self.leaf_check(&base, depth);
         }
         let element = self.base_type(base.element, base.typmod)?;
         let inner = self.leaf_check(&element, depth)?;
-        Ok((
-            inner.map(|inner| Check::Elements(Box::new(inner))),
-            IntervalFields::for_type(&element.name, element.typmod, true),
-        ))
+        Ok(inner.map(|inner| Check::Elements(Box::new(inner))))
     }
 
     /// The check of a base type that is no array: a range's (or
@@ -174,7 +154,7 @@ impl Catalogue<'_> {
             .conn
             .query_one(subtype, &[&base.oid], &self.context)?
             .get(0);
-        let (inner, _) = self.checks(subtype, -1, depth + 1)?;
+        let inner = self.checks(subtype, -1, depth + 1)?;
         Ok(inner.map(|inner| Check::Bounds {
             inner: Box::new(inner),
             multi: base.kind == "m",
@@ -182,13 +162,12 @@ impl Catalogue<'_> {
     }
 
     /// A composite type's check: each attribute's, `None` when no
-    /// attribute has one. (An interval attribute's field list is not
-    /// checked: the server check reads columns.)
+    /// attribute has one.
     fn fields(&mut self, base: &Base, depth: usize) -> Result<Option<Check>, PgError> {
         let attributes = self.conn.query(ATTRIBUTES, &[&base.oid], &self.context)?;
         let mut checks = Vec::with_capacity(attributes.len());
         for attribute in attributes {
-            let (check, _) = self.checks(attribute.get(0), attribute.get(1), depth + 1)?;
+            let check = self.checks(attribute.get(0), attribute.get(1), depth + 1)?;
             checks.push(check);
         }
         Ok(checks

@@ -30,11 +30,14 @@
 //! written without a zone, and an interval's fraction of a month or day
 //! (read as 30 days or 24 hours). The fields an `interval YEAR TO MONTH`
 //! (or another field list) drops are found by the server itself, per
-//! batch (`crate::interval_fields`).
+//! batch (`crate::interval_fields`), wherever such an interval stands in
+//! the column's type: [`Check::field_list_values`] takes them out of the
+//! column's text.
 
 mod array;
 mod hstore;
 mod interval;
+mod intervals;
 mod item;
 mod money;
 mod range;
@@ -45,6 +48,8 @@ mod time;
 
 use ringpipe_pipeline::canonical;
 use ringpipe_pipeline::exact::{find_time, float_rounds, within_scale};
+
+use crate::interval_fields::IntervalFields;
 
 use self::array::elements;
 use self::interval::interval;
@@ -106,6 +111,9 @@ pub enum Check {
     Interval {
         /// Fractional digits of a second the column keeps.
         digits: usize,
+        /// Its field list, if it has one: the fields it drops are the
+        /// server's to find ([`Check::field_list_values`]).
+        fields: Option<IntervalFields>,
     },
     /// `jsonb`: no object with a key twice (jsonb keeps the last).
     UniqueKeys,
@@ -163,6 +171,7 @@ impl Check {
                     0.. if typmod & 0xffff <= 6 => (typmod & 0xffff) as usize,
                     _ => 6,
                 },
+                fields: IntervalFields::for_typmod(typmod),
             },
             "jsonb" => Check::UniqueKeys,
             "hstore" => Check::UniqueHstoreKeys,
@@ -282,7 +291,7 @@ impl Check {
                     false => Ok(()),
                 }
             }
-            Check::Interval { digits } => interval(text, digits),
+            Check::Interval { digits, .. } => interval(text, digits),
             Check::UniqueKeys => crate::json::unique_keys(text),
             Check::UniqueHstoreKeys => hstore::unique_keys(text),
             Check::Elements(ref inner) => elements(text, inner),

@@ -14,23 +14,27 @@ use super::Check;
 
 /// Each bound of a range's (`multi`: a multirange's) text by `inner`.
 pub(super) fn bounds(text: &str, inner: &Check, multi: bool) -> Result<(), String> {
-    let ranges = match multi {
-        true => ranges(text),
-        false => Some(vec![text]),
-    };
-    let Some(bounds) = ranges.and_then(|ranges| {
-        ranges
-            .into_iter()
-            .map(range_bounds)
-            .collect::<Option<Vec<Vec<String>>>>()
-    }) else {
+    let Some(bounds) = finite_bounds(text, multi) else {
         return Ok(());
     };
     bounds
         .iter()
-        .flatten()
         .try_for_each(|bound| inner.check(bound))
         .map_err(|why| format!("in the range {text:?}: {why}"))
+}
+
+/// The finite bounds of a range's (`multi`: a multirange's) text,
+/// unquoted and unescaped, in order; `None` for text that is not one.
+pub(super) fn finite_bounds(text: &str, multi: bool) -> Option<Vec<String>> {
+    let ranges = match multi {
+        true => ranges(text)?,
+        false => vec![text],
+    };
+    let bounds = ranges
+        .into_iter()
+        .map(range_bounds)
+        .collect::<Option<Vec<Vec<String>>>>()?;
+    Some(bounds.into_iter().flatten().collect())
 }
 
 /// The finite bounds of a range literal, unquoted and unescaped; `None`

@@ -22,7 +22,7 @@ pub(super) fn fields(text: &str, checks: &[Option<Check>]) -> Result<(), String>
 
 /// The `count` fields of a row literal, unquoted and unescaped, `None`
 /// for NULL; `None` for text that is not one.
-fn row_fields(text: &str, count: usize) -> Option<Vec<Option<String>>> {
+pub(super) fn row_fields(text: &str, count: usize) -> Option<Vec<Option<String>>> {
     let rest = text.trim_start_matches(is_space);
     let bytes = rest.as_bytes();
     if bytes.first() != Some(&b'(') {

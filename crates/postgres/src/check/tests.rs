@@ -316,7 +316,13 @@ fn money_follows_the_sessions_spelling() {
 #[test]
 fn intervals_keep_whole_months_and_their_digits() {
     let interval = Check::for_type("interval", -1).unwrap();
-    assert_eq!(interval, Check::Interval { digits: 6 });
+    assert_eq!(
+        interval,
+        Check::Interval {
+            digits: 6,
+            fields: None
+        }
+    );
     for ok in [
         "1 day",
         "1.5 years",
@@ -344,11 +350,24 @@ fn intervals_keep_whole_months_and_their_digits() {
     }
     // interval(0), and a field list with the default precision.
     let whole = Check::for_type("interval", 0x7fff << 16).unwrap();
-    assert_eq!(whole, Check::Interval { digits: 0 });
+    assert_eq!(
+        whole,
+        Check::Interval {
+            digits: 0,
+            fields: None
+        }
+    );
     assert!(whole.check("1.5 seconds").is_err());
     assert!(whole.check("00:00:01.5").is_err());
     let day = Check::for_type("interval", 8 << 16 | 0xffff).unwrap();
-    assert_eq!(day, Check::Interval { digits: 6 });
+    assert_eq!(
+        day,
+        Check::Interval {
+            digits: 6,
+            fields: IntervalFields::for_typmod(8 << 16 | 0xffff)
+        }
+    );
+    assert!(day.has_field_lists());
 }
 
 #[test]

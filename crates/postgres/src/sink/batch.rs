@@ -7,6 +7,7 @@ use std::ops::Range;
 
 use ringpipe_pipeline::{RecordPosition, Row};
 
+use crate::check::Check;
 use crate::interval_fields::IntervalFields;
 use crate::reject::{push_values_line, Rejected};
 use crate::{CopyEncoder, PgError, RowFormat};
@@ -27,12 +28,12 @@ pub(super) struct Batch {
     lines: Option<(Vec<u8>, Vec<usize>)>,
     /// Records the encoder refused, set aside.
     pub(super) refused: Vec<Rejected>,
-    /// The values of interval columns with a field list, for the server
-    /// to check before the batch is sent.
+    /// The intervals with a field list the rows hold, for the server to
+    /// check before the batch is sent.
     pub(super) held: Vec<Held>,
 }
 
-/// A value of an interval column with a field list.
+/// An interval with a field list, in a value of the batch.
 #[derive(Debug)]
 pub(super) struct Held {
     /// The encoded row it belongs to.
@@ -41,6 +42,9 @@ pub(super) struct Held {
     pub(super) column: usize,
     pub(super) fields: IntervalFields,
     pub(super) value: String,
+    /// The column's value, when the interval is inside it (an element, a
+    /// field, a bound) rather than all of it.
+    pub(super) within: Option<String>,
 }
 
 impl Batch {
@@ -78,17 +82,25 @@ impl Batch {
         Ok(())
     }
 
-    /// Holds the values of `row` (the last pushed) in the interval
-    /// columns of `fields` for the server's check.
-    pub(super) fn hold(&mut self, row: &Row, fields: &[(usize, IntervalFields)]) {
-        for &(column, fields) in fields {
-            let text = row.get(column).map(|v| std::str::from_utf8(v.as_bytes()));
-            if let Some(Ok(text)) = text {
+    /// Holds the intervals with a field list that `row` (the last pushed)
+    /// holds in the columns of `columns`, each found by its check, for the
+    /// server's check.
+    pub(super) fn hold(&mut self, row: &Row, columns: &[(usize, Check)]) {
+        let mut found = Vec::new();
+        for (column, check) in columns {
+            let text = row.get(*column).map(|v| std::str::from_utf8(v.as_bytes()));
+            let Some(Ok(text)) = text else {
+                continue;
+            };
+            check.field_list_values(text, &mut found);
+            let whole = matches!(check, Check::Interval { .. });
+            for (value, fields) in found.drain(..) {
                 self.held.push(Held {
                     row: self.ends.len() - 1,
-                    column,
+                    column: *column,
                     fields,
-                    value: text.to_owned(),
+                    value,
+                    within: (!whole).then(|| text.to_owned()),
                 });
             }
         }

@@ -1,7 +1,8 @@
-//! The server's check of a batch's interval values with a field list
-//! ([`crate::interval_fields`]), before the batch is sent: a value the
-//! field list would alter takes its record out of the batch, as a bad
-//! record (or fails the import when none are allowed).
+//! The server's check of a batch's intervals with a field list
+//! ([`crate::interval_fields`]), before the batch is sent: a value whose
+//! interval (or any interval inside it) the field list would alter takes
+//! its record out of the batch, as a bad record (or fails the import when
+//! none are allowed).
 
 use super::PgSink;
 use crate::interval_fields::{altered, IntervalFields};
@@ -28,10 +29,14 @@ impl PgSink {
             if rows.last() == Some(&held.row) {
                 continue;
             }
+            let why = match &held.within {
+                Some(within) => format!("in {within:?}: {}", found.why),
+                None => found.why,
+            };
             let error = PgError::BadValue {
                 record: self.batch.position(held.row).record,
                 column: self.config.columns[held.column].clone(),
-                why: found.why,
+                why,
             };
             let rejected = self.batch.rejected(held.row, error.to_string());
             self.may_set_aside(&rejected, error, out.len())?;

@@ -228,8 +228,8 @@ impl Sink for PgSink {
 
     fn write(&mut self, row: &Row) -> Result<(), PgError> {
         match self.batch.push(row, &self.encoder) {
-            Ok(()) if !self.plan.interval_fields.is_empty() => {
-                self.batch.hold(row, &self.plan.interval_fields);
+            Ok(()) if !self.plan.field_lists.is_empty() => {
+                self.batch.hold(row, &self.plan.field_lists);
                 Ok(())
             }
             Err(error @ PgError::BadValue { .. }) => {

@@ -318,10 +318,13 @@ fn pg_altered_interval_fields_a_field_list_drops_are_refused() {
     both("pg_altered_dayd", domain.name, "v::text", days, false);
     let hours: &[Case] = &[
         ("{\"1 day 02:30\",03:00}", None),
+        ("{5,1.5}", None),
         (
             "{\"1 day 02:00\",03:00,NULL}",
             Some("{\"1 day 02:00:00\",03:00:00,NULL}"),
         ),
+        // A number alone in an element is hours, as in a column.
+        ("{5}", Some("{05:00:00}")),
     ];
     both(
         "pg_altered_hours",
@@ -330,6 +333,50 @@ fn pg_altered_interval_fields_a_field_list_drops_are_refused() {
         hours,
         false,
     );
+}
+
+#[test]
+fn pg_altered_interval_fields_inside_other_types_are_refused() {
+    // Dropped in reverse order: the range and the type use the domain.
+    let (hour, span, pair) = ("pg_altered_fhour", "pg_altered_fspan", "pg_altered_fpair");
+    let hour = Type::new(
+        "DOMAIN",
+        hour,
+        &format!("CREATE DOMAIN {hour} AS interval HOUR"),
+    );
+    let span = Type::new(
+        "TYPE",
+        span,
+        &format!("CREATE TYPE {span} AS RANGE (subtype = {})", hour.name),
+    );
+    let pair = Type::new(
+        "TYPE",
+        pair,
+        &format!("CREATE TYPE {pair} AS (a int, d interval HOUR, e interval)"),
+    );
+    let pairs: &[Case] = &[
+        ("(1,\"1 day 02:30\",)", None),
+        ("(1,1.5,)", None),
+        (
+            "(1,\"1 day 02:00\",\"1 day 02:30\")",
+            Some("(1,\"1 day 02:00:00\",\"1 day 02:30:00\")"),
+        ),
+        ("(1,5,)", Some("(1,05:00:00,)")),
+        ("(,,)", Some("(,,)")),
+    ];
+    both("pg_altered_fpairs", pair.name, "v::text", pairs, false);
+    let column = format!("{}[]", pair.name);
+    let arrays: &[Case] = &[
+        ("{\"(1,\\\"1 day 02:30\\\",)\"}", None),
+        ("{\"(1,03:00,)\",NULL}", Some("{\"(1,03:00:00,)\",NULL}")),
+    ];
+    both("pg_altered_fpairs_arr", &column, "v::text", arrays, false);
+    let spans: &[Case] = &[
+        ("[1 day 02:30,2 days)", None),
+        ("(,1.5]", None),
+        ("[1 day 02:00,)", Some("[\"1 day 02:00:00\",)")),
+    ];
+    both("pg_altered_fspans", span.name, "v::text", spans, false);
 }
 
 #[test]
