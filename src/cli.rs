@@ -53,21 +53,8 @@ Examples:
 #[derive(Debug, Args)]
 #[command(after_long_help = IMPORT_EXAMPLES)]
 pub struct ImportArgs {
-    /// The XML, CSV or JSON Lines file (by extension, or --format); `-`
-    /// reads stdin; `.gz` files are decompressed.
-    #[arg(help_heading = "Input")]
-    pub file: PathBuf,
-    /// Input format (default: by the file's extension, else XML).
-    #[arg(help_heading = "Input", long, value_enum)]
-    pub format: Option<FormatArg>,
-    /// CSV field delimiter (one ASCII character, not `"`, CR or LF;
-    /// default: a tab for a `.tsv` or `.tsv.gz` file, else `,`).
-    #[arg(help_heading = "Input", long)]
-    pub delimiter: Option<char>,
-    /// Unquoted CSV fields equal to this are NULL; a quoted one stays text,
-    /// as in PostgreSQL's CSV (default: none; empty is empty).
-    #[arg(help_heading = "Input", long)]
-    pub null_string: Option<String>,
+    #[command(flatten)]
+    pub input: InputArgs,
     /// Server URL, `mysql://user[:password]@host[:port]/database` or
     /// `postgres://…` (the sink follows the scheme); the password may
     /// instead come from MYSQL_PWD / PGPASSWORD or --password-file.
@@ -403,11 +390,32 @@ pub enum LayoutArg {
     Fields,
 }
 
+/// The input file and how it is read, for `import` and `tune`.
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// The XML, CSV or JSON Lines file (by extension, or --format); `-`
+    /// reads stdin (not for `tune`); `.gz` files are decompressed.
+    #[arg(help_heading = "Input")]
+    pub file: PathBuf,
+    /// Input format (default: by the file's extension, else XML).
+    #[arg(help_heading = "Input", long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// CSV field delimiter (one ASCII character, not `"`, CR or LF;
+    /// default: a tab for a `.tsv` or `.tsv.gz` file, else `,`).
+    #[arg(help_heading = "Input", long)]
+    pub delimiter: Option<char>,
+    /// Unquoted CSV fields equal to this are NULL; a quoted one stays text,
+    /// as in PostgreSQL's CSV (default: none; empty is empty).
+    #[arg(help_heading = "Input", long)]
+    pub null_string: Option<String>,
+}
+
 /// `ringpipe tune`.
 #[derive(Debug, Args)]
 pub struct TuneArgs {
-    /// The XML file whose first records are the sample.
-    pub file: PathBuf,
+    /// The input whose first records are the sample.
+    #[command(flatten)]
+    pub input: InputArgs,
     /// Server URL, `mysql://user[:password]@host[:port]/database` or
     /// `postgres://…`.
     #[arg(long, env = "RINGPIPE_URL", hide_env_values = true)]
@@ -415,7 +423,7 @@ pub struct TuneArgs {
     /// The table whose definition the scratch copy takes (it is not written).
     #[arg(long)]
     pub table: String,
-    /// The record element.
+    /// The record element (XML).
     #[arg(long, default_value = "row")]
     pub row: String,
     /// Records of the sample: the first N of the file.

@@ -9,17 +9,19 @@ use ringpipe_pipeline::Decode;
 use ringpipe_postgres::{is_postgres_url, CopyFormat, PgConfig};
 use ringpipe_text::{CsvSource, Format, JsonlSource, TextConfig, TextError};
 
-use crate::cli::{FormatArg, ImportArgs, WritePathArg};
+use crate::cli::{FormatArg, ImportArgs, InputArgs, WritePathArg};
 use crate::error::CliError;
 use crate::hint;
 
 /// The input's format: `--format`, else the extension, else XML.
-pub fn format(args: &ImportArgs) -> FormatArg {
-    args.format.unwrap_or(match Format::from_path(&args.file) {
-        Some(Format::Csv) => FormatArg::Csv,
-        Some(Format::Jsonl) => FormatArg::Jsonl,
-        None => FormatArg::Xml,
-    })
+pub fn format(input: &InputArgs) -> FormatArg {
+    input
+        .format
+        .unwrap_or(match Format::from_path(&input.file) {
+            Some(Format::Csv) => FormatArg::Csv,
+            Some(Format::Jsonl) => FormatArg::Jsonl,
+            None => FormatArg::Xml,
+        })
 }
 
 /// Usage errors of flags that the chosen source or sink does not have.
@@ -36,7 +38,7 @@ pub fn check_args(args: &ImportArgs) -> Result<(), CliError> {
     if !postgres && copy {
         return usage("--write-path copy-binary|copy-text is for a postgres:// URL");
     }
-    let format = format(args);
+    let format = format(&args.input);
     if format != FormatArg::Xml {
         // Given to another format they would be ignored: a mapping, a
         // decoding or a policy the user asked for, silently not applied.
@@ -52,13 +54,21 @@ pub fn check_args(args: &ImportArgs) -> Result<(), CliError> {
             return usage(&format!("{flags} for XML input"));
         }
     }
-    if format != FormatArg::Csv && (args.delimiter.is_some() || args.null_string.is_some()) {
+    check_input(&args.input)
+}
+
+/// Usage errors of the CSV flags: given for another format, or a
+/// delimiter CSV cannot have.
+pub fn check_input(input: &InputArgs) -> Result<(), CliError> {
+    let usage = |why: &str| Err(CliError::Usage(why.into()));
+    if format(input) != FormatArg::Csv && (input.delimiter.is_some() || input.null_string.is_some())
+    {
         return usage("--delimiter and --null-string are for CSV input");
     }
-    if !delimiter(args).is_ascii() {
+    if !delimiter(input).is_ascii() {
         return usage("--delimiter must be one ASCII character");
     }
-    if let Err(why) = TextConfig::check_delimiter(delimiter(args) as u8) {
+    if let Err(why) = TextConfig::check_delimiter(delimiter(input) as u8) {
         return usage(&format!("--delimiter: {why}"));
     }
     Ok(())
@@ -96,19 +106,27 @@ pub fn table_columns(args: &ImportArgs) -> Result<Vec<String>, CliError> {
 }
 
 /// `--delimiter`, else the one the file's name implies (a tab for `.tsv`).
-fn delimiter(args: &ImportArgs) -> char {
-    args.delimiter
-        .unwrap_or_else(|| TextConfig::delimiter_for(&args.file) as char)
+fn delimiter(input: &InputArgs) -> char {
+    input
+        .delimiter
+        .unwrap_or_else(|| TextConfig::delimiter_for(&input.file) as char)
 }
 
-fn text_config(args: &ImportArgs, columns: &[String]) -> Result<TextConfig, CliError> {
-    let mut config = TextConfig::new(columns.iter().cloned())
-        .strict(args.strict)
-        .delimiter(delimiter(args) as u8)
-        .allow_empty(args.allow_empty);
-    if let Some(null) = &args.null_string {
-        config = config.null_string(null.clone());
+/// How the text formats read `input` into `columns`: its delimiter and
+/// NULL string.
+pub fn input_config(input: &InputArgs, columns: &[String]) -> TextConfig {
+    let config = TextConfig::new(columns.iter().cloned()).delimiter(delimiter(input) as u8);
+    match &input.null_string {
+        Some(null) => config.null_string(null.clone()),
+        None => config,
     }
+}
+
+/// [`input_config`] with the import's policies and decodings.
+fn text_config(args: &ImportArgs, columns: &[String]) -> Result<TextConfig, CliError> {
+    let mut config = input_config(&args.input, columns)
+        .strict(args.strict)
+        .allow_empty(args.allow_empty);
     for (column, decode) in decodes(args)? {
         config = config.decode(column, decode);
     }
@@ -133,7 +151,8 @@ pub fn csv(
     columns: &[String],
     regions: usize,
 ) -> Result<Vec<CsvSource>, CliError> {
-    CsvSource::open_regions(&args.file, text_config(args, columns)?, regions).map_err(text_error)
+    let config = text_config(args, columns)?;
+    CsvSource::open_regions(&args.input.file, config, regions).map_err(text_error)
 }
 
 /// The JSON Lines source of `args`, as `regions` regions when it can be
@@ -143,12 +162,13 @@ pub fn jsonl(
     columns: &[String],
     regions: usize,
 ) -> Result<Vec<JsonlSource>, CliError> {
-    JsonlSource::open_regions(&args.file, text_config(args, columns)?, regions).map_err(text_error)
+    let config = text_config(args, columns)?;
+    JsonlSource::open_regions(&args.input.file, config, regions).map_err(text_error)
 }
 
 /// A header that does not fit the columns is a usage error (the columns
 /// come from the arguments or the table); anything else an input error.
-fn text_error(error: TextError) -> CliError {
+pub fn text_error(error: TextError) -> CliError {
     match error {
         TextError::Mapping { .. } | TextError::Config { .. } => CliError::Usage(error.to_string()),
         error => CliError::Text(error),
@@ -157,12 +177,12 @@ fn text_error(error: TextError) -> CliError {
 
 /// What the text formats add to the import's mapping (resume identity).
 pub fn mapping(args: &ImportArgs) -> String {
-    match format(args) {
+    match format(&args.input) {
         FormatArg::Xml => String::new(),
         FormatArg::Csv => format!(
             ";format=csv;delimiter={};null={:?}",
-            delimiter(args),
-            args.null_string
+            delimiter(&args.input),
+            args.input.null_string
         ),
         FormatArg::Jsonl => ";format=jsonl".into(),
     }

@@ -36,7 +36,7 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
     // in the whole file) and runs its own.
     let parts = args.part.map_or(1, |p| p.count as usize);
     let wanted = regions(&args) * parts;
-    match ends::format(&args) {
+    match ends::format(&args.input) {
         FormatArg::Csv => {
             let csv = ends::csv(&args, &columns, wanted)?;
             check_split(&args, csv.len())?;
@@ -52,7 +52,7 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
         FormatArg::Xml => {}
     }
     let xml = xml_config(&args, &columns)?;
-    let regions = XmlSource::open_regions(&args.file, xml, wanted)?;
+    let regions = XmlSource::open_regions(&args.input.file, xml, wanted)?;
     check_split(&args, regions.len())?;
     let usage = regions[0].column_usage();
     load(args, columns, regions, usage)
@@ -66,13 +66,13 @@ fn check_split(args: &ImportArgs, got: usize) -> Result<(), CliError> {
         return Err(CliError::Usage(format!(
             "--part: {} cannot be cut into parts (gzip, or not UTF-8); \
              decompress it or convert it to UTF-8 first",
-            args.file.display()
+            args.input.file.display()
         )));
     }
     if got < regions(args) {
         log::info!(
             "{}: gzip, stdin or not UTF-8: read as one region",
-            args.file.display()
+            args.input.file.display()
         );
     }
     Ok(())
@@ -184,9 +184,10 @@ fn import<T: Target>(
     if let Some(block) = args.shard_block {
         import = import.shard_block(block);
     }
-    if !is_pipe(&args.file) {
-        let input = fingerprint(&args.file)
-            .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", args.file.display())))?;
+    if !is_pipe(&args.input.file) {
+        let input = fingerprint(&args.input.file).map_err(|e| {
+            CliError::Usage(format!("cannot read {}: {e}", args.input.file.display()))
+        })?;
         import = import.checkpoints(input, mapping(args, columns));
     }
     Ok(import)
@@ -212,7 +213,7 @@ fn check_args(args: &ImportArgs) -> Result<(), CliError> {
     if args.batch_rows == 0 {
         return Err(CliError::Usage("--batch-rows must be at least 1".into()));
     }
-    if args.resume && is_pipe(&args.file) {
+    if args.resume && is_pipe(&args.input.file) {
         // Before anything opens the input: what a look at a pipe reads is lost.
         return Err(CliError::Usage(
             "--resume needs an input file, not stdin or a pipe".into(),
@@ -262,7 +263,7 @@ fn check_part(args: &ImportArgs, part: ringpipe_pipeline::Part) -> Result<(), Cl
              load; empty the table once before starting the parts"
         )));
     }
-    if is_pipe(&args.file) {
+    if is_pipe(&args.input.file) {
         return Err(CliError::Usage(
             "--part needs an input file, not stdin or a pipe".into(),
         ));
@@ -276,7 +277,7 @@ fn already_complete(args: &ImportArgs) -> Result<(), CliError> {
         return Ok(());
     }
     let part = args.part.map_or(String::new(), |p| format!(" part {p}"));
-    let (file, table) = (args.file.display(), &args.table);
+    let (file, table) = (args.input.file.display(), &args.table);
     let mut out = std::io::stdout().lock();
     match args.json {
         true => writeln!(
@@ -452,7 +453,7 @@ fn report(
     server: Option<ServerStats>,
 ) -> ImportReport {
     ImportReport {
-        file: args.file.display().to_string(),
+        file: args.input.file.display().to_string(),
         table: args.table.clone(),
         write_path: write_path.to_owned(),
         shards: summary.shards,

@@ -18,10 +18,11 @@ use std::time::Instant;
 use ringpipe_mysql::{Ident, Mode, MysqlTarget, SinkConfig};
 use ringpipe_pipeline::{Import, Row, Source, SourceProgress, Target, TargetError};
 use ringpipe_postgres::{is_postgres_url, PgConfig, PgTarget};
+use ringpipe_text::{CsvSource, JsonlSource};
 use ringpipe_xml::{XmlConfig, XmlSource};
 
 use super::ends;
-use crate::cli::{TuneArgs, WritePathArg};
+use crate::cli::{FormatArg, TuneArgs, WritePathArg};
 use crate::error::CliError;
 use crate::hint;
 
@@ -131,11 +132,12 @@ fn check(args: &TuneArgs, postgres: bool) -> Result<(), CliError> {
             false => "--write-path: insert, prepared, load-data or bulk into MySQL/MariaDB",
         });
     }
-    if ringpipe_text::Format::from_path(&args.file).is_some() {
-        return bad(
-            "tune reads an XML sample; for CSV or JSON Lines, compare --shards and \
-             --batch-rows with `ringpipe import` (its report gives the rate)",
-        );
+    ends::check_input(&args.input)?;
+    if args.input.file.as_os_str() == "-" {
+        return bad("tune reads its sample once per cell: give it a file, not stdin");
+    }
+    if ends::format(&args.input) != FormatArg::Xml && args.row != "row" {
+        return bad("--row is for XML input");
     }
     if args.sample == 0 || args.rounds == 0 {
         return bad("--sample and --rounds must be at least 1");
@@ -160,12 +162,35 @@ fn measure(
     cell: &Cell,
 ) -> Result<(u64, f64), CliError> {
     scratch.execute(&format!("TRUNCATE TABLE {}", scratch.quoted))?;
+    let (file, left) = (&args.input.file, args.sample);
+    match ends::format(&args.input) {
+        FormatArg::Xml => {
+            let xml = XmlConfig::new(args.row.clone(), columns.iter().cloned());
+            let inner = XmlSource::open(file, xml)?;
+            measure_sample(args, scratch, columns, cell, Sample { inner, left })
+        }
+        FormatArg::Csv => {
+            let config = ends::input_config(&args.input, columns);
+            let inner = CsvSource::open(file, config).map_err(ends::text_error)?;
+            measure_sample(args, scratch, columns, cell, Sample { inner, left })
+        }
+        FormatArg::Jsonl => {
+            let config = ends::input_config(&args.input, columns);
+            let inner = JsonlSource::open(file, config).map_err(ends::text_error)?;
+            measure_sample(args, scratch, columns, cell, Sample { inner, left })
+        }
+    }
+}
+
+/// [`measure`] with the sample's source open.
+fn measure_sample<S: Source>(
+    args: &TuneArgs,
+    scratch: &Scratch,
+    columns: &[String],
+    cell: &Cell,
+    source: Sample<S>,
+) -> Result<(u64, f64), CliError> {
     let names: Vec<&str> = columns.iter().map(String::as_str).collect();
-    let xml = XmlConfig::new(args.row.clone(), columns.iter().cloned());
-    let source = Sample {
-        inner: XmlSource::open(&args.file, xml)?,
-        left: args.sample,
-    };
     let (url, name) = (&args.url, scratch.name.as_str());
     let start = Instant::now();
     let written = match ends::mysql_write_path(cell.path) {
@@ -188,10 +213,10 @@ fn measure(
 
 /// Imports `source` into `target` with the cell's shards and batch size;
 /// the rows written.
-fn run_cell<T: Target>(
+fn run_cell<T: Target, S: Source>(
     target: T,
     cell: &Cell,
-    source: Sample<XmlSource>,
+    source: Sample<S>,
     describe: impl Fn(&TargetError<T>) -> String,
 ) -> Result<u64, CliError>
 where

@@ -47,9 +47,15 @@ fn each_error_a_user_can_cause_is_one_line_with_its_fix() {
     let (user, host, port, db) = url_parts();
     let server = |user: &str, db: &str| format!("mysql://{user}@{host}:{port}/{db}");
 
+    let mysql = server(&user, &db);
+    let tune = ringpipe(&["tune", "-", "--url", &mysql, "--table", "t"]);
+    assert_eq!(tune.status.code(), Some(2));
+    assert_eq!(
+        line(&tune),
+        "ringpipe: tune reads its sample once per cell: give it a file, not stdin"
+    );
     let csv = dir.path().join("sample.csv");
     std::fs::write(&csv, "id\n1\n").unwrap();
-    let mysql = server(&user, &db);
     let tune = ringpipe(&[
         "tune",
         csv.to_str().unwrap(),
@@ -57,13 +63,11 @@ fn each_error_a_user_can_cause_is_one_line_with_its_fix() {
         &mysql,
         "--table",
         "t",
+        "--row",
+        "product",
     ]);
     assert_eq!(tune.status.code(), Some(2));
-    assert_eq!(
-        line(&tune),
-        "ringpipe: tune reads an XML sample; for CSV or JSON Lines, compare --shards and \
-         --batch-rows with `ringpipe import` (its report gives the rate)"
-    );
+    assert_eq!(line(&tune), "ringpipe: --row is for XML input");
 
     let bad_url = import_to(&file, &format!("{host}:{port}/{db}"), "t");
     assert_eq!(bad_url.status.code(), Some(2));

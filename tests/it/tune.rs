@@ -5,8 +5,8 @@
 use ringpipe_testdb::{pg_client, pg_url};
 
 use crate::common::{
-    catalogue, count, fresh_pg_table, fresh_table, pg_count, query_one, ringpipe, stderr, stdout,
-    url, MysqlTable,
+    catalogue, catalogue_files, count, fresh_pg_table, fresh_table, pg_count, query_one, ringpipe,
+    stderr, stdout, url, MysqlTable,
 };
 
 /// Scratch tables of `ringpipe tune` left in the test database.
@@ -30,6 +30,8 @@ fn tune_into(
     chart: &std::path::Path,
     more: &[&str],
 ) -> std::process::Output {
+    let xml = file.extension().is_some_and(|e| e == "xml");
+    let row: &[&str] = if xml { &["--row", "product"] } else { &[] };
     let file = file.to_str().unwrap();
     let chart = chart.to_str().unwrap();
     let args = [
@@ -39,8 +41,6 @@ fn tune_into(
         url,
         "--table",
         table,
-        "--row",
-        "product",
         "--sample",
         "1000",
         "--rounds",
@@ -52,7 +52,7 @@ fn tune_into(
         "--chart",
         chart,
     ];
-    ringpipe(&[&args[..], more].concat())
+    ringpipe(&[&args[..], row, more].concat())
 }
 
 // One test, not two: both check that no scratch table is left, which a
@@ -97,7 +97,8 @@ fn tune_measures_the_grid_on_a_sample_and_leaves_no_scratch_table() {
 }
 
 #[test]
-fn tune_into_postgres_measures_both_copy_formats_and_leaves_no_scratch_table() {
+fn tune_into_postgres_measures_both_copy_formats_of_each_input_format_and_leaves_no_scratch_table()
+{
     let dir = tempfile::tempdir().unwrap();
     let file = catalogue(dir.path(), 3_000);
     let _table = fresh_pg_table("tune_pg_source");
@@ -121,6 +122,23 @@ fn tune_into_postgres_measures_both_copy_formats_and_leaves_no_scratch_table() {
         "the table itself is never written"
     );
     let sql = "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'ringpipe\\_tune\\_%'";
+    let left: i64 = pg_client().query_one(sql, &[]).unwrap().get(0);
+    assert_eq!(left, 0, "the scratch table is dropped");
+
+    // A CSV and a JSON Lines sample of the same catalogue (in this test:
+    // a concurrent tune's scratch table would fail the check above).
+    let [_, csv, jsonl] = catalogue_files(dir.path(), 3_000);
+    for (file, more) in [
+        (&csv, &["--null-string", "\\N"][..]),
+        (&jsonl, &["--write-path", "copy-text"][..]),
+    ] {
+        let output = tune_into(&pg_url(), file, "tune_pg_source", &chart, more);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let text = stdout(&output);
+        assert!(text.contains("1000 rows per import, 2 rounds"), "{text}");
+        assert!(text.contains("recommended: --write-path copy-"), "{text}");
+    }
+    assert_eq!(pg_count("tune_pg_source"), 0);
     let left: i64 = pg_client().query_one(sql, &[]).unwrap().get(0);
     assert_eq!(left, 0, "the scratch table is dropped");
 }
