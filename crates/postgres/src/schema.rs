@@ -136,7 +136,10 @@ impl Catalogue<'_> {
         }
         let element = self.base_type(base.element, base.typmod)?;
         let inner = self.leaf_check(&element, depth)?;
-        Ok(inner.map(|inner| Check::Elements(Box::new(inner))))
+        Ok(Some(match inner {
+            Some(inner) => Check::Elements(Box::new(inner)),
+            None => Check::Nesting,
+        }))
     }
 
     /// The check of a base type that is no array: a range's (or

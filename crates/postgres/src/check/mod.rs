@@ -17,7 +17,9 @@
 //! the import, `epoch`, `allballs` and `infinity` drop whatever else the
 //! value holds, an interval rounds a fraction of a year to whole months,
 //! `jsonb` keeps the last of a key repeated in an object and `hstore`
-//! (the extension) the first of a key given twice. Each [`Check`] refuses
+//! (the extension) the first of a key given twice, and PostgreSQL before
+//! 17 reads an array whose elements are nested at different depths as
+//! another array (`{{{a}},{b}}` as `{}`). Each [`Check`] refuses
 //! a value that would lose something that way, a domain's by its base
 //! type, an array's element by element, a range's (and a multirange's)
 //! bound by bound, a composite type's field by field; what the server
@@ -119,8 +121,11 @@ pub enum Check {
     UniqueKeys,
     /// `hstore`: no key twice (hstore keeps the first).
     UniqueHstoreKeys,
-    /// An array: each element by its type's check.
+    /// An array: each element by its type's check, and its nesting.
     Elements(Box<Check>),
+    /// An array whose elements need no check: its nesting alone (see
+    /// [`Check::Elements`]).
+    Nesting,
     /// A row of a composite type: each field by its attribute's check
     /// (`None`: that attribute's values are not altered).
     Fields(Vec<Option<Check>>),
@@ -294,7 +299,8 @@ impl Check {
             Check::Interval { digits, .. } => interval(text, digits),
             Check::UniqueKeys => crate::json::unique_keys(text),
             Check::UniqueHstoreKeys => hstore::unique_keys(text),
-            Check::Elements(ref inner) => elements(text, inner),
+            Check::Elements(ref inner) => elements(text, Some(inner)),
+            Check::Nesting => elements(text, None),
             Check::Bounds { ref inner, multi } => range::bounds(text, inner, multi),
             Check::Fields(ref checks) => record::fields(text, checks),
             _ => Ok(()),

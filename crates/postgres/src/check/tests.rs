@@ -426,3 +426,28 @@ fn array_elements_are_checked_each() {
     assert_eq!(array_elements("{1,2"), None);
     assert_eq!(array_elements("{1} x"), None);
 }
+
+#[test]
+fn arrays_nested_unevenly_are_refused_whatever_their_elements() {
+    for uneven in [
+        "{{{a}},{b}}",
+        "{{a},{{b}}}",
+        "{ {\"{a}\"} , {{b}} }",
+        "{a,{b}}",
+    ] {
+        let why = Check::Nesting.check(uneven).unwrap_err();
+        assert!(why.contains("nested at different depths"), "{why}");
+        let chars = Check::Elements(Box::new(Check::Chars(5)));
+        assert!(chars.check(uneven).is_err(), "{uneven}");
+    }
+    for even in [
+        "{}",
+        "{a,NULL}",
+        "{{a},{b}}",
+        "[1:1][1:1]={{a}}",
+        "{{\"{\"},{\"}\"}}",
+        "x",
+    ] {
+        assert_eq!(Check::Nesting.check(even), Ok(()), "{even}");
+    }
+}

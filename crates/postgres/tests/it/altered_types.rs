@@ -257,6 +257,15 @@ fn pg_altered_domains_and_arrays_are_checked_by_their_base_type() {
     );
     let column = format!("{}[]", domain.name);
     both("pg_altered_domains", &column, "v::text", arrays, false);
+    // Nested unevenly: stored as `{}` or with a dimension added by
+    // PostgreSQL before 17, refused by the check of any array.
+    let texts: &[Case] = &[
+        ("{{{a}},{b}}", None),
+        ("{{a},{{b}}}", None),
+        ("{{a},{b}}", Some("{{a},{b}}")),
+        ("{{{a}},{{b}}}", Some("{{{a}},{{b}}}")),
+    ];
+    both("pg_altered_nesting", "text[]", "v::text", texts, false);
     let dates: &[Case] = &[
         ("{2024-01-02,now}", None),
         ("{2024-01-02,NULL}", Some("{2024-01-02,NULL}")),
