@@ -7,6 +7,7 @@ mod common;
 mod altered_types;
 mod binary;
 mod errors;
+mod literals;
 mod lost_commit;
 mod modes;
 mod rejects;

@@ -1,0 +1,175 @@
+//! The checks split row, array and range literals into their values as the
+//! server does (`record_in`, `array_in`, `range_in`): random spellings of
+//! well-formed and malformed literals, each read by the server and by
+//! checks that refuse values longer than a given length. Wherever the
+//! server reads the literal, the longest value the checks find must be the
+//! server's, and an array nested unevenly (which PostgreSQL before 17 reads
+//! as `{}` or with a dimension added) must be refused.
+
+use ringpipe_postgres::Check;
+
+use crate::common::client;
+
+/// Spellings of one value (or of part of one), quoted and escaped in the
+/// ways the literals allow, with the characters that delimit them.
+const PIECES: &[&str] = &[
+    "a",
+    "ab",
+    " a ",
+    "a b",
+    "\"a,b\"",
+    "\"a\"\"b\"",
+    "a\\,b",
+    "\\\"",
+    "\"\"",
+    "",
+    "\"(x)\"",
+    " \"a\" ",
+    "\"a\"b",
+    "\\\\",
+    "NULL",
+    "\"NULL\"",
+    "{a}",
+    "\"{\"",
+    "\\ ",
+    ",",
+    "\"",
+];
+
+/// `count` random pieces joined by `separator` (sometimes a piece more or
+/// less, or a stray space), between `open` and `close`.
+fn literal(random: &mut fastrand::Rng, open: &str, close: &str, count: usize) -> String {
+    let count = match random.u8(..10) {
+        0 => count + 1,
+        1 => count.saturating_sub(1),
+        _ => count,
+    };
+    let items: Vec<&str> = (0..count)
+        .map(|_| PIECES[random.usize(..PIECES.len())])
+        .collect();
+    let space = if random.u8(..4) == 0 { " " } else { "" };
+    format!("{space}{open}{}{close}{space}", items.join(","))
+}
+
+/// Compares the checks `wrap` makes of `varchar(n)` with the server's
+/// longest value over `rounds` random literals: the check of its length
+/// must pass, that of one less must refuse. Literals the server refuses,
+/// or whose values it does not keep (`sql` gives -1), are skipped.
+fn compare(
+    what: &str,
+    wrap: impl Fn(Check) -> Check,
+    rounds: usize,
+    mut make: impl FnMut(&mut fastrand::Rng) -> String,
+    sql: &str,
+) {
+    let uneven = |text: &str| what == "array" && Check::Nesting.check(text).is_err();
+    let mut conn = client();
+    let mut random = fastrand::Rng::with_seed(7);
+    let (mut read, mut refused) = (0, 0);
+    for _ in 0..rounds {
+        let text = make(&mut random);
+        let Ok(row) = conn.query_one(sql, &[&text]) else {
+            continue; // malformed for the server: its to refuse
+        };
+        let longest = row.get::<_, Option<i32>>(0).unwrap_or(0);
+        if longest == -1 {
+            continue; // the server kept no values to compare (an empty range)
+        }
+        read += 1;
+        let longest = usize::try_from(longest).unwrap();
+        let fits = wrap(Check::Chars(longest)).check(&text);
+        if uneven(&text) {
+            assert!(
+                fits.is_err(),
+                "{what} {text:?}: nested unevenly, not refused"
+            );
+            refused += 1;
+            continue;
+        }
+        assert_eq!(
+            fits,
+            Ok(()),
+            "{what} {text:?}: the server's longest value has {longest} characters"
+        );
+        if let Some(shorter) = longest.checked_sub(1) {
+            let refuses = wrap(Check::Chars(shorter)).check(&text).is_err();
+            assert!(
+                refuses,
+                "{what} {text:?}: the server's longest value has {longest} characters"
+            );
+        }
+    }
+    assert!(read > rounds / 5, "{what}: {read} read by the server");
+    assert!(
+        what != "array" || refused > 20,
+        "{refused} arrays nested unevenly"
+    );
+}
+
+#[test]
+fn pg_literals_rows_are_split_as_record_in_splits_them() {
+    let name = "pg_literals_row";
+    let mut conn = client();
+    conn.batch_execute(&format!(
+        "DROP TYPE IF EXISTS {name}; CREATE TYPE {name} AS (a text, b text, c text)"
+    ))
+    .unwrap();
+    let check = |c: Check| Check::Fields(vec![Some(c.clone()), Some(c.clone()), Some(c)]);
+    let sql = format!(
+        "SELECT greatest(length((r).a), length((r).b), length((r).c)) \
+         FROM (SELECT $1::text::{name} AS r) t"
+    );
+    compare("row", check, 3000, |r| literal(r, "(", ")", 3), &sql);
+    conn.batch_execute(&format!("DROP TYPE {name}")).unwrap();
+}
+
+#[test]
+fn pg_literals_arrays_are_split_as_array_in_splits_them() {
+    let check = |c| Check::Elements(Box::new(c));
+    let sql = "SELECT max(length(v)) FROM unnest($1::text::text[]) v";
+    let make = |r: &mut fastrand::Rng| {
+        let count = r.usize(1..4);
+        let (open, close) = match r.bool() {
+            true => ("{", "}"),
+            false => ("{{", "}}"),
+        };
+        match r.u8(..5) {
+            // Nested (equally deep or not), and with explicit bounds.
+            0 | 1 => format!(
+                "{{{},{}}}",
+                literal(r, "{", "}", count),
+                literal(r, open, close, count)
+            ),
+            2 => format!("[1:{count}]={}", literal(r, "{", "}", count)),
+            _ => literal(r, "{", "}", count),
+        }
+    };
+    compare("array", check, 3000, make, sql);
+}
+
+#[test]
+fn pg_literals_ranges_are_split_as_range_in_splits_them() {
+    let name = "pg_literals_textrange";
+    let mut conn = client();
+    conn.batch_execute(&format!(
+        "DROP TYPE IF EXISTS {name}; CREATE TYPE {name} AS RANGE (subtype = text)"
+    ))
+    .unwrap();
+    let check = |c| Check::Bounds {
+        inner: Box::new(c),
+        multi: false,
+    };
+    let sql = format!(
+        "SELECT CASE WHEN isempty(r) THEN -1 ELSE greatest(length(lower(r)), length(upper(r))) END \
+         FROM (SELECT $1::text::{name} AS r) t"
+    );
+    let make = |r: &mut fastrand::Rng| {
+        let (open, close) = (["[", "("][r.usize(..2)], ["]", ")"][r.usize(..2)]);
+        match r.u8(..10) {
+            0 => " empty ".to_owned(),
+            _ => literal(r, open, close, 2),
+        }
+    };
+    compare("range", check, 3000, make, &sql);
+    conn.batch_execute(&format!("DROP TYPE {name}")).unwrap();
+}
