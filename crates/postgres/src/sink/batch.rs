@@ -4,6 +4,7 @@
 //! values the server is to check.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use ringpipe_pipeline::{RecordPosition, Row};
 
@@ -43,8 +44,9 @@ pub(super) struct Held {
     pub(super) fields: IntervalFields,
     pub(super) value: String,
     /// The column's value, when the interval is inside it (an element, a
-    /// field, a bound) rather than all of it.
-    pub(super) within: Option<String>,
+    /// field, a bound) rather than all of it: one copy for all the
+    /// intervals it holds.
+    pub(super) within: Option<Arc<str>>,
 }
 
 impl Batch {
@@ -94,13 +96,14 @@ impl Batch {
             };
             check.field_list_values(text, &mut found);
             let whole = matches!(check, Check::Interval { .. });
+            let within: Option<Arc<str>> = (!whole && !found.is_empty()).then(|| text.into());
             for (value, fields) in found.drain(..) {
                 self.held.push(Held {
                     row: self.ends.len() - 1,
                     column: *column,
                     fields,
                     value,
-                    within: (!whole).then(|| text.to_owned()),
+                    within: within.clone(),
                 });
             }
         }
