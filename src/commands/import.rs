@@ -413,7 +413,7 @@ fn sink_config(args: &ImportArgs, columns: &[String]) -> SinkConfig {
 /// Stdin, or anything else that is not a regular file (`<(zcat …)`, a
 /// FIFO): it cannot be fingerprinted without consuming what the import must
 /// read, nor read again on `--resume`.
-fn is_pipe(path: &Path) -> bool {
+pub(crate) fn is_pipe(path: &Path) -> bool {
     path.as_os_str() == "-" || std::fs::metadata(path).is_ok_and(|m| !m.is_file())
 }
 

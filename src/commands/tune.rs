@@ -133,8 +133,8 @@ fn check(args: &TuneArgs, postgres: bool) -> Result<(), CliError> {
         });
     }
     ends::check_input(&args.input)?;
-    if args.input.file.as_os_str() == "-" {
-        return bad("tune reads its sample once per cell: give it a file, not stdin");
+    if super::import::is_pipe(&args.input.file) {
+        return bad("tune reads its sample once per cell: give it a file, not stdin or a pipe");
     }
     if ends::format(&args.input) != FormatArg::Xml && args.row != "row" {
         return bad("--row is for XML input");

@@ -52,7 +52,7 @@ fn each_error_a_user_can_cause_is_one_line_with_its_fix() {
     assert_eq!(tune.status.code(), Some(2));
     assert_eq!(
         line(&tune),
-        "ringpipe: tune reads its sample once per cell: give it a file, not stdin"
+        "ringpipe: tune reads its sample once per cell: give it a file, not stdin or a pipe"
     );
     let csv = dir.path().join("sample.csv");
     std::fs::write(&csv, "id\n1\n").unwrap();
