@@ -36,8 +36,8 @@ const PIECES: &[&str] = &[
     "\"",
 ];
 
-/// `count` random pieces joined by `separator` (sometimes a piece more or
-/// less, or a stray space), between `open` and `close`.
+/// `count` random pieces joined by commas (sometimes a piece more or less),
+/// between `open` and `close`, sometimes with a space around.
 fn literal(random: &mut fastrand::Rng, open: &str, close: &str, count: usize) -> String {
     let count = match random.u8(..10) {
         0 => count + 1,
@@ -69,7 +69,7 @@ fn compare(
     for _ in 0..rounds {
         let text = make(&mut random);
         let Ok(row) = conn.query_one(sql, &[&text]) else {
-            continue; // malformed for the server: its to refuse
+            continue; // malformed for the server, which refuses it
         };
         let longest = row.get::<_, Option<i32>>(0).unwrap_or(0);
         if longest == -1 {
