@@ -127,24 +127,70 @@ fn pg_literals_rows_are_split_as_record_in_splits_them() {
 fn pg_literals_arrays_are_split_as_array_in_splits_them() {
     let check = |c| Check::Elements(Box::new(c));
     let sql = "SELECT max(length(v)) FROM unnest($1::text::text[]) v";
-    let make = |r: &mut fastrand::Rng| {
-        let count = r.usize(1..4);
-        let (open, close) = match r.bool() {
-            true => ("{", "}"),
-            false => ("{{", "}}"),
+    compare("array", check, 3000, array_literal, sql);
+}
+
+/// The nesting check refuses exactly the arrays the server reshapes: those
+/// it reads with no elements, or with more or fewer dimensions than the
+/// braces before its first element open.
+#[test]
+fn pg_literals_arrays_nested_unevenly_are_those_the_server_reshapes() {
+    let mut conn = client();
+    let mut random = fastrand::Rng::with_seed(11);
+    let sql =
+        "SELECT coalesce(array_ndims(a), 0), cardinality(a) FROM (SELECT $1::text::text[] a) t";
+    let (mut even, mut uneven) = (0, 0);
+    for _ in 0..3000 {
+        let text = array_literal(&mut random);
+        let Ok(row) = conn.query_one(sql, &[&text]) else {
+            continue;
         };
-        match r.u8(..5) {
-            // Nested (equally deep or not), and with explicit bounds.
-            0 | 1 => format!(
-                "{{{},{}}}",
-                literal(r, "{", "}", count),
-                literal(r, open, close, count)
-            ),
-            2 => format!("[1:{count}]={}", literal(r, "{", "}", count)),
-            _ => literal(r, "{", "}", count),
-        }
+        let (dims, elements): (i32, i32) = (row.get(0), row.get(1));
+        let body = text.trim_start();
+        let body = body
+            .find('=')
+            .filter(|_| body.starts_with('['))
+            .map_or(body, |at| &body[at + 1..]);
+        let opened = body
+            .chars()
+            .filter(|c| !c.is_ascii_whitespace())
+            .take_while(|&c| c == '{')
+            .count();
+        let empty = body
+            .chars()
+            .filter(|c| !c.is_ascii_whitespace())
+            .nth(opened)
+            == Some('}');
+        let reshaped = !empty && (elements == 0 || usize::try_from(dims).unwrap() != opened);
+        let refused = Check::Nesting.check(&text).is_err();
+        assert_eq!(
+            refused, reshaped,
+            "{text:?}: the server reads {dims} dimensions, {elements} elements"
+        );
+        even += usize::from(!refused);
+        uneven += usize::from(refused);
+    }
+    assert!(even > 500 && uneven > 20, "{even} even, {uneven} uneven");
+}
+
+/// A random array literal: flat, nested (equally deep or not), or with
+/// explicit bounds.
+fn array_literal(r: &mut fastrand::Rng) -> String {
+    let count = r.usize(1..4);
+    let (open, close) = match r.bool() {
+        true => ("{", "}"),
+        false => ("{{", "}}"),
     };
-    compare("array", check, 3000, make, sql);
+    match r.u8(..5) {
+        // Nested (equally deep or not), and with explicit bounds.
+        0 | 1 => format!(
+            "{{{},{}}}",
+            literal(r, "{", "}", count),
+            literal(r, open, close, count)
+        ),
+        2 => format!("[1:{count}]={}", literal(r, "{", "}", count)),
+        _ => literal(r, "{", "}", count),
+    }
 }
 
 #[test]
