@@ -11,34 +11,52 @@ use super::Check;
 /// Each element of an array's text by `inner` (`None`: its nesting
 /// alone); text that is not an array literal is the server's to judge.
 pub(super) fn elements(text: &str, inner: Option<&Check>) -> Result<(), String> {
-    let Some((values, even)) = split(text) else {
-        return Ok(());
-    };
-    if !even {
-        return Err(format!(
+    let (mut first, mut uneven) = (None, false);
+    let mut refused = None;
+    let walked = walk(text, inner.is_some(), |depth, value| {
+        uneven |= *first.get_or_insert(depth) != depth;
+        if let (Some(inner), Some(value), None) = (inner, value, &refused) {
+            refused = inner.check(std::str::from_utf8(value).ok()?).err();
+        }
+        Some(())
+    });
+    match walked {
+        None => Ok(()),
+        Some(()) if uneven => Err(format!(
             "{text:?} has elements nested at different depths, which PostgreSQL before 17 \
              stores altered (as an empty array, or with a dimension added)"
-        ));
+        )),
+        Some(()) => match refused {
+            Some(why) => Err(format!("in the array {text:?}: {why}")),
+            None => Ok(()),
+        },
     }
-    let Some(inner) = inner else {
-        return Ok(());
-    };
-    values
-        .iter()
-        .flatten()
-        .try_for_each(|value| inner.check(value))
-        .map_err(|why| format!("in the array {text:?}: {why}"))
 }
 
 /// The elements of an array literal (`{1,"a b",NULL}`, nested, after
 /// `[1:2]=` bounds), unquoted and unescaped, `None` for NULL; `None` for
 /// text that is not one.
 pub(super) fn array_elements(text: &str) -> Option<Vec<Option<String>>> {
-    split(text).map(|(values, _)| values)
+    let mut values = Vec::new();
+    walk(text, true, |_, value| {
+        values.push(match value {
+            Some(value) => Some(String::from_utf8(value.to_vec()).ok()?),
+            None => None,
+        });
+        Some(())
+    })?;
+    Some(values)
 }
 
-/// [`array_elements`], and whether every element is nested equally deep.
-fn split(text: &str) -> Option<(Vec<Option<String>>, bool)> {
+/// Hands each element of an array literal, in order, to `element` with
+/// its depth (1 in a flat array) and, when `values`, its bytes unquoted
+/// and unescaped (`None` for NULL; else empty); `None` for text that is
+/// not one, or when `element` gives up.
+fn walk(
+    text: &str,
+    values: bool,
+    mut element: impl FnMut(usize, Option<&[u8]>) -> Option<()>,
+) -> Option<()> {
     let mut rest = text.trim_start();
     if rest.starts_with('[') {
         rest = rest[rest.find('=')? + 1..].trim_start();
@@ -47,49 +65,53 @@ fn split(text: &str) -> Option<(Vec<Option<String>>, bool)> {
     if bytes.first() != Some(&b'{') {
         return None;
     }
-    let mut values = Vec::new();
+    let mut value = Vec::new();
     let (mut at, mut depth) = (0, 0usize);
-    // The depth of the first element, and whether every other's is the same.
-    let (mut first, mut even) = (None, true);
     while at < bytes.len() {
         match bytes[at] {
             b'{' => depth += 1,
             b'}' => {
                 depth = depth.checked_sub(1)?;
                 if depth == 0 {
-                    return rest[at + 1..].trim().is_empty().then_some((values, even));
+                    return rest[at + 1..].trim().is_empty().then_some(());
                 }
             }
             b',' => {}
             b if b.is_ascii_whitespace() => {}
             b'"' => {
-                let mut value = Vec::new();
+                value.clear();
                 at += 1;
                 loop {
                     match *bytes.get(at)? {
                         b'"' => break,
                         b'\\' => {
                             at += 1;
-                            value.push(*bytes.get(at)?);
+                            let escaped = *bytes.get(at)?;
+                            if values {
+                                value.push(escaped);
+                            }
                         }
-                        b => value.push(b),
+                        b if values => value.push(b),
+                        _ => {}
                     }
                     at += 1;
                 }
-                values.push(Some(String::from_utf8(value).ok()?));
-                even &= *first.get_or_insert(depth) == depth;
+                element(depth, Some(&value))?;
             }
             _ => {
-                let (mut value, mut kept, mut escaped) = (Vec::new(), 0, false);
+                value.clear();
+                let (mut kept, mut escaped) = (0, false);
                 while at < bytes.len() && !matches!(bytes[at], b',' | b'}' | b'{' | b'"') {
-                    if bytes[at] == b'\\' {
+                    // An escaped byte is kept even if it is white space.
+                    let escape = bytes[at] == b'\\';
+                    if escape {
                         at += 1;
                         escaped = true;
-                        value.push(*bytes.get(at)?);
-                        kept = value.len();
-                    } else {
-                        value.push(bytes[at]);
-                        if !bytes[at].is_ascii_whitespace() {
+                    }
+                    let byte = *bytes.get(at)?;
+                    if values {
+                        value.push(byte);
+                        if escape || !byte.is_ascii_whitespace() {
                             kept = value.len();
                         }
                     }
@@ -97,11 +119,7 @@ fn split(text: &str) -> Option<(Vec<Option<String>>, bool)> {
                 }
                 value.truncate(kept);
                 let null = !escaped && value.eq_ignore_ascii_case(b"null");
-                values.push(match null {
-                    true => None,
-                    false => Some(String::from_utf8(value).ok()?),
-                });
-                even &= *first.get_or_insert(depth) == depth;
+                element(depth, (!null).then_some(&value[..]))?;
                 continue;
             }
         }
