@@ -13,7 +13,7 @@ use mysql::prelude::Queryable;
 use ringpipe_pipeline::{Row, Source};
 use ringpipe_text::{CsvSource, TextConfig};
 
-use crate::common::{conn, import_into, pg, stderr, MysqlTable, PgTable, Server};
+use crate::common::{conn, import_into, pg, pg_hash, stderr, MysqlTable, PgTable, Server};
 
 /// The columns read, as text; PostgreSQL's CSV writes NULL as an unquoted
 /// empty field and the empty string as `""`.
@@ -159,4 +159,60 @@ fn land(path: &std::path::Path, server: Server, table: &str) {
     let args = ["--decode", "data=hex"];
     let output = import_into(path, &server.url(), table, &args);
     assert!(output.status.success(), "{}", stderr(&output));
+}
+
+/// The server's own arrays and rows: argument names (some empty), modes
+/// (`"char"[]`), type lists (`oid[]`, `oidvector`), settings (`text[]`),
+/// access lists (`aclitem[]`) and whole rows of `pg_namespace` and
+/// `pg_database` (a composite type with an access list inside).
+const TYPED: &str = "SELECT oid::int8 AS id, proname::text AS name, proargnames AS names, \
+      proargmodes AS modes, proallargtypes AS types, proargtypes AS vector, \
+      proconfig AS settings, proacl AS acl, NULL::pg_namespace AS namespace, \
+      NULL::pg_database AS database FROM pg_proc \
+    UNION ALL SELECT oid::int8 + 4294967296, relname::text, NULL, NULL, NULL, NULL, \
+      reloptions, relacl, NULL, NULL FROM pg_class \
+    UNION ALL SELECT oid::int8 + 8589934592, nspname::text, NULL, NULL, NULL, NULL, NULL, \
+      nspacl, n, NULL FROM pg_namespace n \
+    UNION ALL SELECT oid::int8 + 12884901888, datname::text, NULL, NULL, NULL, NULL, NULL, \
+      datacl, NULL, d FROM pg_database d";
+
+/// The catalogue's arrays and rows, exported as CSV by the server, land
+/// in a table of the same types exactly as they are in the source table:
+/// the checks of arrays (their nesting, their elements) and of rows refuse
+/// none of them.
+#[test]
+fn postgresql_csv_of_its_own_arrays_and_rows_lands_exactly() {
+    let (source, target) = ("rp_csv_typed_source", "rp_csv_typed");
+    let _source = PgTable::fresh(source);
+    let _target = PgTable::fresh(target);
+    let mut client = pg();
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE {source} AS {TYPED}; CREATE TABLE {target} (LIKE {source})"
+        ))
+        .unwrap();
+    let mut filled = |column: &str| -> i64 {
+        let sql = format!("SELECT count({column}) FROM {source}");
+        client.query_one(&sql, &[]).unwrap().get(0)
+    };
+    for column in ["names", "modes", "types", "acl", "namespace", "database"] {
+        assert!(filled(column) > 0, "no {column} in the catalogue");
+    }
+    let mut csv = Vec::new();
+    pg().copy_out(&format!("COPY {source} TO STDOUT (FORMAT csv, HEADER)"))
+        .unwrap()
+        .read_to_end(&mut csv)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("typed.csv");
+    std::fs::write(&path, &csv).unwrap();
+    // NULL is an unquoted empty field in the server's CSV.
+    let output = import_into(
+        &path,
+        &Server::Postgres.url(),
+        target,
+        &["--null-string", ""],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(pg_hash(target), pg_hash(source));
 }
