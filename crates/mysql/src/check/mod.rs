@@ -30,12 +30,12 @@ mod text;
 
 use std::sync::Arc;
 
-use ringpipe_pipeline::exact::{float_rounds, is_nonzero_number, within_fraction, within_scale};
+use ringpipe_pipeline::exact::{
+    float_rounds, is_nonzero_number, minutes_within, within_fraction, within_scale,
+};
 use ringpipe_pipeline::Value;
 
-use self::temporal::{
-    compact_within, dropped_digits, first_delimiter, minutes_within, two_digit_year,
-};
+use self::temporal::{compact_within, dropped_digits, first_delimiter, two_digit_year};
 use self::text::{is_four_digits, listed, padded, spells_number};
 use crate::wire::ColumnType;
 

@@ -2,8 +2,6 @@
 //! written: a two-digit year given a century, a time of day read as a
 //! date, fractional digits dropped from a time spelled as a number.
 
-use ringpipe_pipeline::exact::find_time;
-
 /// The reason for a time with more fractional digits than a column's `digits`.
 pub(super) fn dropped_digits(text: &str, digits: usize) -> String {
     format!(
@@ -69,23 +67,4 @@ pub(super) fn compact_within(text: &str, digits: usize, signed: bool) -> bool {
         && whole.bytes().all(time_digit)
         && fraction.bytes().all(|b| b.is_ascii_digit());
     !is_number || fraction.trim_end_matches('0').len() <= digits
-}
-
-/// Whether `text`, if it spells a `TIME` as hours and minutes with a
-/// fraction (`10:00.5`, which `TIME` reads as 10:00:00.5), has no more
-/// fractional digits than `digits`, trailing zeros aside.
-pub(super) fn minutes_within(text: &str, digits: usize) -> bool {
-    let Some((start, end)) = find_time(text.as_bytes()) else {
-        return true;
-    };
-    if text[start..end].len() > 5 {
-        return true;
-    }
-    match text[end..].strip_prefix('.') {
-        Some(rest) => {
-            let fraction = &rest[..rest.bytes().take_while(u8::is_ascii_digit).count()];
-            fraction.trim_end_matches('0').len() <= digits
-        }
-        None => true,
-    }
 }

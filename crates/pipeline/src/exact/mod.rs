@@ -54,21 +54,26 @@ pub fn within_fraction(text: &str, digits: usize) -> bool {
     kept <= digits
 }
 
-/// Where the first time of day (`h:mm` or `hh:mm`, with `:ss` and a
-/// fraction) is in `text`: its start and end.
+/// Where the first time of day (`h:m`, hours of one or two digits,
+/// minutes of one or two, with `:s` and a fraction of a second) is in
+/// `text`: its start and end.
 #[inline]
 pub fn find_time(text: &[u8]) -> Option<(usize, usize)> {
     let digit = |i: usize| text.get(i).is_some_and(u8::is_ascii_digit);
-    let colon = (1..text.len())
-        .find(|&i| text[i] == b':' && digit(i - 1) && digit(i + 1) && digit(i + 2))?;
+    // A field after a colon, of one or two digits: where it ends.
+    let field = |at: usize| digit(at).then(|| if digit(at + 1) { at + 2 } else { at + 1 });
+    let colon = (1..text.len()).find(|&i| text[i] == b':' && digit(i - 1) && digit(i + 1))?;
     let start = if colon >= 2 && digit(colon - 2) {
         colon - 2
     } else {
         colon - 1
     };
-    let mut end = colon + 3;
-    if text.get(end) == Some(&b':') && digit(end + 1) && digit(end + 2) {
-        end += 3;
+    let mut end = field(colon + 1)?;
+    if let Some(seconds) = (text.get(end) == Some(&b':'))
+        .then(|| field(end + 1))
+        .flatten()
+    {
+        end = seconds;
         if text.get(end) == Some(&b'.') {
             end += 1;
             while digit(end) {
@@ -77,6 +82,28 @@ pub fn find_time(text: &[u8]) -> Option<(usize, usize)> {
         }
     }
     Some((start, end))
+}
+
+/// Whether a time of day written as hours and minutes with a fraction
+/// (`10:00.5`) has at most `digits` fractional digits, trailing zeros
+/// aside; other text passes. PostgreSQL reads such a time as minutes and
+/// seconds, MariaDB's `TIME` as `10:00:00.5`: a fraction of a second
+/// either way. (MariaDB's `DATETIME` reads the point as a separator:
+/// 10:00:05.)
+pub fn minutes_within(text: &str, digits: usize) -> bool {
+    let Some((start, end)) = find_time(text.as_bytes()) else {
+        return true;
+    };
+    if text[start..end].matches(':').count() > 1 {
+        return true;
+    }
+    match text[end..].strip_prefix('.') {
+        Some(rest) => {
+            let fraction = &rest[..rest.bytes().take_while(u8::is_ascii_digit).count()];
+            fraction.trim_end_matches('0').len() <= digits
+        }
+        None => true,
+    }
 }
 
 /// Whether `text` is a plain decimal (`-?digits[.digits]`) with at most
@@ -209,5 +236,16 @@ mod tests {
         assert!(within_fraction("10:00:00.", 0), "a point without digits");
         assert!(within_fraction("1:02:03.000", 0) && !within_fraction("1:02:03.010", 1));
         assert_eq!(find_time(b"x 1:02:03.40 y"), Some((2, 12)));
+        // Fields of one digit.
+        assert_eq!(find_time(b"1:2:3.5 x"), Some((0, 7)));
+        assert_eq!(find_time(b"1:2 x"), Some((0, 3)));
+        assert_eq!(find_time(b"10:00: x"), Some((0, 5)));
+        assert!(!within_fraction("00:00:5.1234567", 6));
+        // Hours and minutes with a fraction.
+        assert!(within_fraction("2024-01-01 10:00.1234567", 0));
+        assert!(!minutes_within("2024-01-01 10:00.1234567", 6));
+        assert!(!minutes_within("1 day 16:14.9150", 2));
+        assert!(minutes_within("10:00.500", 1) && minutes_within("10:00:00.5", 0));
+        assert_eq!(find_time(b"10:00.5"), Some((0, 5)));
     }
 }

@@ -1,16 +1,17 @@
 //! `interval`: fractions of a year that are not whole months, and
 //! fractional digits of a second beyond the column's.
 
-use ringpipe_pipeline::exact::within_fraction;
+use ringpipe_pipeline::exact::{minutes_within, within_fraction};
 
 use super::digit_runs;
 
 /// An interval: no more fractional digits of a second than `digits` (in
-/// `hh:mm:ss.f` or a number of seconds), no fraction of a year (decade,
+/// `hh:mm:ss.f`, `mm:ss.f` or a number of seconds), no fraction of a year (decade,
 /// century, millennium) that is not whole months, which the server rounds
 /// to months (`0.1 years` is 1 month).
 pub(super) fn interval(text: &str, digits: usize) -> Result<(), String> {
-    if !within_fraction(text, digits) {
+    // `16:14.915` is minutes and seconds to the server: a fraction too.
+    if !within_fraction(text, digits) || !minutes_within(text, digits) {
         return Err(format!(
             "{text:?} has more fractional digits of a second than the column's {digits}: it \
              would be rounded"

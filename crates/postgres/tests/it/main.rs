@@ -12,5 +12,6 @@ mod lost_commit;
 mod modes;
 mod rejects;
 mod resume;
+mod scalars;
 mod stall;
 mod values;

@@ -1,0 +1,111 @@
+//! Scalar checks against the server's own casts, on random spellings: a
+//! value is refused exactly when the column's type modifier would store
+//! another value than the plain type reads (`numeric(p,s)` rounding to its
+//! scale, `interval(p)` and `time(p)` to their digits).
+
+use ringpipe_postgres::Check;
+
+use crate::common::client;
+
+/// A random number as people write them: a sign, digits around a point,
+/// an exponent, white space.
+fn number(r: &mut fastrand::Rng) -> String {
+    let digits = |r: &mut fastrand::Rng, most: usize| -> String {
+        let count = r.usize(0..=most);
+        (0..count)
+            .map(|_| char::from(b'0' + [0, 0, 5, 1, 9, 2][r.usize(..6)]))
+            .collect()
+    };
+    let sign = ["", "", "-", "+"][r.usize(..4)];
+    let whole = digits(r, 4);
+    let point = if r.u8(..4) == 0 { "" } else { "." };
+    let fraction = digits(r, 6);
+    let exponent = match r.u8(..4) {
+        0 => format!(
+            "{}{}{}",
+            ["e", "E"][r.usize(..2)],
+            ["", "-", "+"][r.usize(..3)],
+            r.u8(..4)
+        ),
+        _ => String::new(),
+    };
+    let space = [" ", ""][r.usize(..2)];
+    format!("{space}{sign}{whole}{point}{fraction}{exponent}{space}")
+}
+
+/// Compares `check` with `altered` (SQL of `$1`: whether the typed reading
+/// differs from the plain one) over random values from `make`.
+fn compare(check: &Check, altered: &str, mut make: impl FnMut(&mut fastrand::Rng) -> String) {
+    let mut conn = client();
+    let mut random = fastrand::Rng::with_seed(5);
+    let (mut read, mut refused) = (0, 0);
+    for _ in 0..3000 {
+        let text = make(&mut random);
+        let Ok(row) = conn.query_one(altered, &[&text]) else {
+            continue; // not a value of the type, or out of its range
+        };
+        let changed: bool = row.get(0);
+        assert_eq!(
+            check.check(&text).is_err(),
+            changed,
+            "{text:?}: altered {changed}"
+        );
+        read += 1;
+        refused += usize::from(changed);
+    }
+    assert!(
+        read > 1000 && refused > 100 && read - refused > 100,
+        "{read} read, {refused} altered"
+    );
+}
+
+#[test]
+fn pg_scalars_numeric_scale_is_checked_as_the_server_rounds() {
+    for (precision, scale) in [(8, 2), (6, 0), (10, 4)] {
+        let check = Check::for_type("numeric", (precision << 16 | scale) + 4).unwrap();
+        let altered = format!("SELECT $1::text::numeric <> $1::text::numeric({precision},{scale})");
+        compare(&check, &altered, number);
+    }
+}
+
+#[test]
+fn pg_scalars_interval_digits_are_checked_as_the_server_rounds() {
+    let make = |r: &mut fastrand::Rng| match r.u8(..4) {
+        0 => format!("{} seconds", seconds(r)),
+        1 => format!("1 day {}", time_of_day(r)),
+        _ => time_of_day(r),
+    };
+    for digits in [0, 3] {
+        let check = Check::for_type("interval", 0x7fff << 16 | digits).unwrap();
+        let altered = format!("SELECT $1::text::interval <> $1::text::interval({digits})");
+        compare(&check, &altered, make);
+    }
+}
+
+#[test]
+fn pg_scalars_time_digits_are_checked_as_the_server_rounds() {
+    for digits in [0, 2] {
+        let check = Check::for_type("time", digits).unwrap();
+        let altered = format!("SELECT $1::text::time <> $1::text::time({digits})");
+        compare(&check, &altered, time_of_day);
+    }
+}
+
+/// Seconds with at most six fractional digits (which the plain types
+/// keep), two digits before the point.
+fn seconds(r: &mut fastrand::Rng) -> String {
+    let fraction: String = (0..r.usize(0..=6))
+        .map(|_| char::from(b'0' + [0, 5, 1, 9][r.usize(..4)]))
+        .collect();
+    let point = if r.u8(..5) == 0 { "" } else { "." };
+    format!("{:02}{point}{fraction}", r.u8(..60))
+}
+
+/// A time of day as `h:mm:ss.f` or as `mm:ss.f` (minutes and seconds to
+/// the server).
+fn time_of_day(r: &mut fastrand::Rng) -> String {
+    match r.bool() {
+        true => format!("{}:{:02}:{}", r.u8(..24), r.u8(..60), seconds(r)),
+        false => format!("{}:{}", r.u8(..60), seconds(r)),
+    }
+}
