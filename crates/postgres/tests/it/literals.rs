@@ -6,9 +6,14 @@
 //! server's, and an array nested unevenly (which PostgreSQL before 17 reads
 //! as `{}` or with a dimension added) must be refused.
 
+use ringpipe_hunt::Hunt;
 use ringpipe_postgres::Check;
 
 use crate::common::client;
+
+/// `RINGPIPE_PG_LITERALS_SECS` runs each test for that long, from
+/// `RINGPIPE_PG_LITERALS_SEED` ([`Hunt`]).
+const HUNT: &str = "RINGPIPE_PG_LITERALS";
 
 /// Spellings of one value (or of part of one), quoted and escaped in the
 /// ways the literals allow, with the characters that delimit them.
@@ -52,21 +57,22 @@ fn literal(random: &mut fastrand::Rng, open: &str, close: &str, count: usize) ->
 }
 
 /// Compares the checks `wrap` makes of `varchar(n)` with the server's
-/// longest value over `rounds` random literals: the check of its length
+/// longest value over random literals (3,000, or as [`HUNT`] asks): the check of its length
 /// must pass, that of one less must refuse. Literals the server refuses,
 /// or whose values it does not keep (`sql` gives -1), are skipped.
 fn compare(
     what: &str,
     wrap: impl Fn(Check) -> Check,
-    rounds: usize,
     mut make: impl FnMut(&mut fastrand::Rng) -> String,
     sql: &str,
 ) {
     let uneven = |text: &str| what == "array" && Check::Nesting.check(text).is_err();
     let mut conn = client();
-    let mut random = fastrand::Rng::with_seed(7);
-    let (mut read, mut refused) = (0, 0);
-    for _ in 0..rounds {
+    let hunt = Hunt::from_env(HUNT, 3_000, 7);
+    let mut random = fastrand::Rng::with_seed(hunt.seed());
+    let (mut case, mut read, mut refused) = (0, 0u64, 0u64);
+    while hunt.more(case) {
+        case += 1;
         let text = make(&mut random);
         let Ok(row) = conn.query_one(sql, &[&text]) else {
             continue; // malformed for the server, which refuses it
@@ -99,7 +105,11 @@ fn compare(
             );
         }
     }
-    assert!(read > rounds / 5, "{what}: {read} read by the server");
+    hunt.report(case, &format!("{what} literals"));
+    assert!(
+        read > case / 5,
+        "{what}: {read} of {case} read by the server"
+    );
     assert!(
         what != "array" || refused > 20,
         "{refused} arrays nested unevenly"
@@ -119,7 +129,7 @@ fn pg_literals_rows_are_split_as_record_in_splits_them() {
         "SELECT greatest(length((r).a), length((r).b), length((r).c)) \
          FROM (SELECT $1::text::{name} AS r) t"
     );
-    compare("row", check, 3000, |r| literal(r, "(", ")", 3), &sql);
+    compare("row", check, |r| literal(r, "(", ")", 3), &sql);
     conn.batch_execute(&format!("DROP TYPE {name}")).unwrap();
 }
 
@@ -127,7 +137,7 @@ fn pg_literals_rows_are_split_as_record_in_splits_them() {
 fn pg_literals_arrays_are_split_as_array_in_splits_them() {
     let check = |c| Check::Elements(Box::new(c));
     let sql = "SELECT max(length(v)) FROM unnest($1::text::text[]) v";
-    compare("array", check, 3000, array_literal, sql);
+    compare("array", check, array_literal, sql);
 }
 
 /// The nesting check refuses exactly the arrays the server reshapes: those
@@ -136,11 +146,13 @@ fn pg_literals_arrays_are_split_as_array_in_splits_them() {
 #[test]
 fn pg_literals_arrays_nested_unevenly_are_those_the_server_reshapes() {
     let mut conn = client();
-    let mut random = fastrand::Rng::with_seed(11);
+    let hunt = Hunt::from_env(HUNT, 3_000, 11);
+    let mut random = fastrand::Rng::with_seed(hunt.seed());
     let sql =
         "SELECT coalesce(array_ndims(a), 0), cardinality(a) FROM (SELECT $1::text::text[] a) t";
-    let (mut even, mut uneven) = (0, 0);
-    for _ in 0..3000 {
+    let (mut case, mut even, mut uneven) = (0, 0, 0);
+    while hunt.more(case) {
+        case += 1;
         let text = array_literal(&mut random);
         let Ok(row) = conn.query_one(sql, &[&text]) else {
             continue;
@@ -170,6 +182,7 @@ fn pg_literals_arrays_nested_unevenly_are_those_the_server_reshapes() {
         even += usize::from(!refused);
         uneven += usize::from(refused);
     }
+    hunt.report(case, "arrays");
     assert!(even > 500 && uneven > 20, "{even} even, {uneven} uneven");
 }
 
@@ -216,6 +229,6 @@ fn pg_literals_ranges_are_split_as_range_in_splits_them() {
             _ => literal(r, open, close, 2),
         }
     };
-    compare("range", check, 3000, make, &sql);
+    compare("range", check, make, &sql);
     conn.batch_execute(&format!("DROP TYPE {name}")).unwrap();
 }

@@ -3,9 +3,14 @@
 //! another value than the plain type reads (`numeric(p,s)` rounding to its
 //! scale, `interval(p)` and `time(p)` to their digits).
 
+use ringpipe_hunt::Hunt;
 use ringpipe_postgres::Check;
 
 use crate::common::client;
+
+/// `RINGPIPE_PG_SCALARS_SECS` runs each comparison for that long, from
+/// `RINGPIPE_PG_SCALARS_SEED` ([`Hunt`]).
+const HUNT: &str = "RINGPIPE_PG_SCALARS";
 
 /// A random number as people write them: a sign, digits around a point,
 /// an exponent, white space.
@@ -34,12 +39,15 @@ fn number(r: &mut fastrand::Rng) -> String {
 }
 
 /// Compares `check` with `altered` (SQL of `$1`: whether the typed reading
-/// differs from the plain one) over random values from `make`.
+/// differs from the plain one) over random values from `make` (3,000, or
+/// as [`HUNT`] asks).
 fn compare(check: &Check, altered: &str, mut make: impl FnMut(&mut fastrand::Rng) -> String) {
     let mut conn = client();
-    let mut random = fastrand::Rng::with_seed(5);
-    let (mut read, mut refused) = (0, 0);
-    for _ in 0..3000 {
+    let hunt = Hunt::from_env(HUNT, 3_000, 5);
+    let mut random = fastrand::Rng::with_seed(hunt.seed());
+    let (mut case, mut read, mut refused) = (0, 0u64, 0u64);
+    while hunt.more(case) {
+        case += 1;
         let text = make(&mut random);
         let Ok(row) = conn.query_one(altered, &[&text]) else {
             continue; // not a value of the type, or out of its range
@@ -51,11 +59,12 @@ fn compare(check: &Check, altered: &str, mut make: impl FnMut(&mut fastrand::Rng
             "{text:?}: altered {changed}"
         );
         read += 1;
-        refused += usize::from(changed);
+        refused += u64::from(changed);
     }
+    hunt.report(case, altered);
     assert!(
-        read > 1000 && refused > 100 && read - refused > 100,
-        "{read} read, {refused} altered"
+        read > case / 3 && refused > case / 30 && read - refused > case / 30,
+        "{read} of {case} read, {refused} altered"
     );
 }
 
