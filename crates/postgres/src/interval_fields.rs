@@ -10,9 +10,9 @@
 //! spills into hours, `4:05` is minutes and seconds in a `MINUTE TO
 //! SECOND` column), so rather than mirror that grammar, the server reads
 //! each such interval twice, in one query per batch: with its type
-//! modifier (what COPY stores) and as a plain interval. A value whose two readings differ is refused with both;
-//! one the server cannot read with the column's modifier is left to COPY,
-//! which refuses it with its own message.
+//! modifier (what COPY stores) and as a plain interval. A value whose two
+//! readings differ is refused with both; one the server cannot read with
+//! its modifier is left to COPY, which refuses it with its own message.
 //!
 //! A number alone (`5`, `1.5`) is read in the list's last field (five
 //! hours in an `interval HOUR`), so its plain reading is of the number

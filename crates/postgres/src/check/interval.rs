@@ -6,9 +6,9 @@ use ringpipe_pipeline::exact::{minutes_within, within_fraction};
 use super::digit_runs;
 
 /// An interval: no more fractional digits of a second than `digits` (in
-/// `hh:mm:ss.f`, `mm:ss.f` or a number of seconds), no fraction of a year (decade,
-/// century, millennium) that is not whole months, which the server rounds
-/// to months (`0.1 years` is 1 month).
+/// `hh:mm:ss.f`, `mm:ss.f` or a number of seconds), no fraction of a year
+/// (decade, century, millennium) that is not whole months, which the
+/// server rounds to months (`0.1 years` is 1 month).
 pub(super) fn interval(text: &str, digits: usize) -> Result<(), String> {
     // `16:14.915` is minutes and seconds to the server: a fraction too.
     if !within_fraction(text, digits) || !minutes_within(text, digits) {

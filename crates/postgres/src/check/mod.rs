@@ -114,7 +114,7 @@ pub enum Check {
         /// Fractional digits of a second the column keeps.
         digits: usize,
         /// Its field list, if it has one: the fields it drops are the
-        /// server's to find (the per-batch check of `crate::interval_fields`).
+        /// server's to find, per batch (`crate::interval_fields`).
         fields: Option<IntervalFields>,
     },
     /// `jsonb`: no object with a key twice (jsonb keeps the last).

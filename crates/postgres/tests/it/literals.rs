@@ -57,9 +57,10 @@ fn literal(random: &mut fastrand::Rng, open: &str, close: &str, count: usize) ->
 }
 
 /// Compares the checks `wrap` makes of `varchar(n)` with the server's
-/// longest value over random literals (3,000, or as [`HUNT`] asks): the check of its length
-/// must pass, that of one less must refuse. Literals the server refuses,
-/// or whose values it does not keep (`sql` gives -1), are skipped.
+/// longest value over random literals (3,000, or as [`HUNT`] asks): the
+/// check of its length must pass, that of one less must refuse. Literals
+/// the server refuses, or whose values it does not keep (`sql` gives -1),
+/// are skipped.
 fn compare(
     what: &str,
     wrap: impl Fn(Check) -> Check,
