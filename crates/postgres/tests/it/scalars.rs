@@ -1,7 +1,7 @@
 //! Scalar checks against the server's own casts, on random spellings: a
 //! value is refused exactly when the column's type modifier would store
 //! another value than the plain type reads (`numeric(p,s)` rounding to its
-//! scale, `interval(p)` and `time(p)` to their digits).
+//! scale, `interval(p)`, `time(p)` and `timestamp(p)` to their digits).
 
 use ringpipe_hunt::Hunt;
 use ringpipe_postgres::Check;
