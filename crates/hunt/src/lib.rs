@@ -25,6 +25,8 @@
 
 use std::time::{Duration, Instant};
 
+pub mod spell;
+
 /// One test's run: how many cases, or for how long, and its seed.
 #[derive(Debug, Clone, Copy)]
 pub struct Hunt {

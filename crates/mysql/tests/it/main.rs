@@ -15,6 +15,7 @@ mod faults;
 mod limits;
 mod modes;
 mod retry;
+mod scalars;
 mod schema;
 mod server;
 mod typed;

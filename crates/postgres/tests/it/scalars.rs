@@ -3,6 +3,7 @@
 //! another value than the plain type reads (`numeric(p,s)` rounding to its
 //! scale, `interval(p)`, `time(p)` and `timestamp(p)` to their digits).
 
+use ringpipe_hunt::spell::{number, seconds, time_of_day};
 use ringpipe_hunt::Hunt;
 use ringpipe_postgres::Check;
 
@@ -11,32 +12,6 @@ use crate::common::client;
 /// `RINGPIPE_PG_SCALARS_SECS` runs each comparison for that long, from
 /// `RINGPIPE_PG_SCALARS_SEED` ([`Hunt`]).
 const HUNT: &str = "RINGPIPE_PG_SCALARS";
-
-/// A random number as people write them: a sign, digits around a point,
-/// an exponent, white space.
-fn number(r: &mut fastrand::Rng) -> String {
-    let digits = |r: &mut fastrand::Rng, most: usize| -> String {
-        let count = r.usize(0..=most);
-        (0..count)
-            .map(|_| char::from(b'0' + [0, 0, 5, 1, 9, 2][r.usize(..6)]))
-            .collect()
-    };
-    let sign = ["", "", "-", "+"][r.usize(..4)];
-    let whole = digits(r, 4);
-    let point = if r.u8(..4) == 0 { "" } else { "." };
-    let fraction = digits(r, 6);
-    let exponent = match r.u8(..4) {
-        0 => format!(
-            "{}{}{}",
-            ["e", "E"][r.usize(..2)],
-            ["", "-", "+"][r.usize(..3)],
-            r.u8(..4)
-        ),
-        _ => String::new(),
-    };
-    let space = [" ", ""][r.usize(..2)];
-    format!("{space}{sign}{whole}{point}{fraction}{exponent}{space}")
-}
 
 /// Compares `check` with `altered` (SQL of `$1`: whether the typed reading
 /// differs from the plain one) over random values from `make` (3,000, or
@@ -97,25 +72,6 @@ fn pg_scalars_time_digits_are_checked_as_the_server_rounds() {
         let check = Check::for_type("time", digits).unwrap();
         let altered = format!("SELECT $1::text::time <> $1::text::time({digits})");
         compare(&check, &altered, time_of_day);
-    }
-}
-
-/// Seconds with at most six fractional digits (which the plain types
-/// keep), two digits before the point.
-fn seconds(r: &mut fastrand::Rng) -> String {
-    let fraction: String = (0..r.usize(0..=6))
-        .map(|_| char::from(b'0' + [0, 5, 1, 9][r.usize(..4)]))
-        .collect();
-    let point = if r.u8(..5) == 0 { "" } else { "." };
-    format!("{:02}{point}{fraction}", r.u8(..60))
-}
-
-/// A time of day as `h:mm:ss.f` or as `mm:ss.f` (minutes and seconds to
-/// the server).
-fn time_of_day(r: &mut fastrand::Rng) -> String {
-    match r.bool() {
-        true => format!("{}:{:02}:{}", r.u8(..24), r.u8(..60), seconds(r)),
-        false => format!("{}:{}", r.u8(..60), seconds(r)),
     }
 }
 
