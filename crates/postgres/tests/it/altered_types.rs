@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use ringpipe_pipeline::Import;
 use ringpipe_postgres::{CopyFormat, PgConfig, PgTarget};
 
-use crate::common::{client, url, Rows, Table};
+use crate::common::{client, url, Rows, Table, Type};
 
 /// A value and what it is stored as (read back with the test's select
 /// expression), or `None` for a value the checks refuse.
@@ -208,31 +208,6 @@ fn pg_altered_floats_money_intervals_and_small_types_are_refused() {
             money,
             false,
         );
-    }
-}
-
-/// A type of a test's own: dropped before it is made and when it goes,
-/// with the columns of its type.
-struct Type {
-    /// `DOMAIN` or `TYPE`.
-    kind: &'static str,
-    name: &'static str,
-}
-
-impl Type {
-    /// Drops any `name` left by an earlier run, then runs `create`.
-    fn new(kind: &'static str, name: &'static str, create: &str) -> Type {
-        let made = Type { kind, name };
-        drop(Type { kind, name });
-        client().batch_execute(create).unwrap();
-        made
-    }
-}
-
-impl Drop for Type {
-    fn drop(&mut self) {
-        let sql = format!("DROP {} IF EXISTS {} CASCADE", self.kind, self.name);
-        let _ = client().batch_execute(&sql);
     }
 }
 

@@ -173,3 +173,28 @@ impl Source for Rows {
         Ok(true)
     }
 }
+
+/// A type of a test's own: dropped before it is made and when it goes,
+/// with the columns of its type.
+pub struct Type {
+    /// `DOMAIN` or `TYPE`.
+    kind: &'static str,
+    pub name: &'static str,
+}
+
+impl Type {
+    /// Drops any `name` left by an earlier run, then runs `create`.
+    pub fn new(kind: &'static str, name: &'static str, create: &str) -> Type {
+        let made = Type { kind, name };
+        drop(Type { kind, name });
+        client().batch_execute(create).unwrap();
+        made
+    }
+}
+
+impl Drop for Type {
+    fn drop(&mut self) {
+        let sql = format!("DROP {} IF EXISTS {} CASCADE", self.kind, self.name);
+        let _ = client().batch_execute(&sql);
+    }
+}

@@ -9,7 +9,7 @@
 use ringpipe_hunt::Hunt;
 use ringpipe_postgres::Check;
 
-use crate::common::client;
+use crate::common::{client, Type};
 
 /// `RINGPIPE_PG_LITERALS_SECS` runs each test for that long, from
 /// `RINGPIPE_PG_LITERALS_SEED` ([`Hunt`]).
@@ -120,18 +120,17 @@ fn compare(
 #[test]
 fn pg_literals_rows_are_split_as_record_in_splits_them() {
     let name = "pg_literals_row";
-    let mut conn = client();
-    conn.batch_execute(&format!(
-        "DROP TYPE IF EXISTS {name}; CREATE TYPE {name} AS (a text, b text, c text)"
-    ))
-    .unwrap();
+    let _type = Type::new(
+        "TYPE",
+        name,
+        &format!("CREATE TYPE {name} AS (a text, b text, c text)"),
+    );
     let check = |c: Check| Check::Fields(vec![Some(c.clone()), Some(c.clone()), Some(c)]);
     let sql = format!(
         "SELECT greatest(length((r).a), length((r).b), length((r).c)) \
          FROM (SELECT $1::text::{name} AS r) t"
     );
     compare("row", check, |r| literal(r, "(", ")", 3), &sql);
-    conn.batch_execute(&format!("DROP TYPE {name}")).unwrap();
 }
 
 #[test]
@@ -210,11 +209,11 @@ fn array_literal(r: &mut fastrand::Rng) -> String {
 #[test]
 fn pg_literals_ranges_are_split_as_range_in_splits_them() {
     let name = "pg_literals_textrange";
-    let mut conn = client();
-    conn.batch_execute(&format!(
-        "DROP TYPE IF EXISTS {name}; CREATE TYPE {name} AS RANGE (subtype = text)"
-    ))
-    .unwrap();
+    let _type = Type::new(
+        "TYPE",
+        name,
+        &format!("CREATE TYPE {name} AS RANGE (subtype = text)"),
+    );
     let check = |c| Check::Bounds {
         inner: Box::new(c),
         multi: false,
@@ -231,5 +230,4 @@ fn pg_literals_ranges_are_split_as_range_in_splits_them() {
         }
     };
     compare("range", check, make, &sql);
-    conn.batch_execute(&format!("DROP TYPE {name}")).unwrap();
 }
