@@ -31,7 +31,7 @@ mod text;
 use std::sync::Arc;
 
 use ringpipe_pipeline::exact::{
-    float_rounds, is_nonzero_number, minutes_within, within_fraction, within_scale,
+    float_rounds, is_nonzero_number, time_fraction_within, within_fraction, within_scale,
 };
 use ringpipe_pipeline::Value;
 
@@ -166,9 +166,7 @@ impl Check {
                 Err(dropped_digits(text, digits))
             }
             &Check::Time(digits)
-                if !within_fraction(text, digits)
-                    || !compact_within(text, digits, true)
-                    || !minutes_within(text, digits) =>
+                if !time_fraction_within(text, digits) || !compact_within(text, digits, true) =>
             {
                 Err(dropped_digits(text, digits))
             }

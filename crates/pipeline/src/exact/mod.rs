@@ -84,13 +84,20 @@ pub fn find_time(text: &[u8]) -> Option<(usize, usize)> {
     Some((start, end))
 }
 
+/// [`within_fraction`], also for a time of day written as hours and
+/// minutes with a fraction (`10:00.5`): PostgreSQL reads such a time as
+/// minutes and seconds, MariaDB's `TIME` as `10:00:00.5`, a fraction of a
+/// second either way. (MariaDB's `DATETIME` reads the point as a
+/// separator, 10:00:05: it takes [`within_fraction`] alone.)
+#[inline]
+pub fn time_fraction_within(text: &str, digits: usize) -> bool {
+    within_fraction(text, digits) && minutes_within(text, digits)
+}
+
 /// Whether a time of day written as hours and minutes with a fraction
-/// (`10:00.5`) has at most `digits` fractional digits, trailing zeros
-/// aside; other text passes. PostgreSQL reads such a time as minutes and
-/// seconds, MariaDB's `TIME` as `10:00:00.5`: a fraction of a second
-/// either way. (MariaDB's `DATETIME` reads the point as a separator:
-/// 10:00:05.)
-pub fn minutes_within(text: &str, digits: usize) -> bool {
+/// has at most `digits` fractional digits, trailing zeros aside; other
+/// text passes.
+fn minutes_within(text: &str, digits: usize) -> bool {
     let Some((start, end)) = find_time(text.as_bytes()) else {
         return true;
     };

@@ -1,7 +1,7 @@
 //! `interval`: fractions of a year that are not whole months, and
 //! fractional digits of a second beyond the column's.
 
-use ringpipe_pipeline::exact::{minutes_within, within_fraction};
+use ringpipe_pipeline::exact::time_fraction_within;
 
 use super::digit_runs;
 
@@ -11,7 +11,7 @@ use super::digit_runs;
 /// server rounds to months (`0.1 years` is 1 month).
 pub(super) fn interval(text: &str, digits: usize) -> Result<(), String> {
     // `16:14.915` is minutes and seconds to the server: a fraction too.
-    if !within_fraction(text, digits) || !minutes_within(text, digits) {
+    if !time_fraction_within(text, digits) {
         return Err(format!(
             "{text:?} has more fractional digits of a second than the column's {digits}: it \
              would be rounded"

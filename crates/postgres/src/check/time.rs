@@ -2,7 +2,7 @@
 //! moments (`now`), a century added to a two-digit year, a date or a
 //! leap second dropped, a zone read the POSIX way.
 
-use ringpipe_pipeline::exact::{find_time, minutes_within, within_fraction};
+use ringpipe_pipeline::exact::{find_time, time_fraction_within};
 
 use super::digit_runs;
 
@@ -98,7 +98,7 @@ pub(super) fn time(text: &str, digits: usize, zone: bool, date: bool) -> Result<
         return Err(format!("{text:?} has a date, which a time column drops"));
     }
     // `10:00.5` is minutes and seconds to the server: a fraction too.
-    if !within_fraction(text, digits) || !minutes_within(text, digits) {
+    if !time_fraction_within(text, digits) {
         return Err(format!(
             "{text:?} has more fractional digits than the column's {digits}: it would be rounded"
         ));
