@@ -71,15 +71,8 @@ fn postgresql_csv_of_its_own_catalogue_reads_back_exactly() {
     assert!(expected.iter().any(|r| r[3].is_none()));
     assert!(expected.iter().any(|r| r[5].as_deref() == Some("")));
 
-    let mut csv = Vec::new();
-    client
-        .copy_out(&format!("COPY ({QUERY}) TO STDOUT (FORMAT csv, HEADER)"))
-        .unwrap()
-        .read_to_end(&mut csv)
-        .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("pg_proc.csv");
-    std::fs::write(&path, &csv).unwrap();
+    let (path, _) = export(&dir, "pg_proc.csv", &format!("({QUERY})"));
 
     for regions in [1, 2, 5] {
         let rows = read(&path, regions);
@@ -109,16 +102,9 @@ fn postgresql_csv_of_bytea_lands_as_the_same_bytes_with_decode() {
         .collect();
     expected.sort();
     assert!(expected.len() > 1_000, "{} rows", expected.len());
-    let mut csv = Vec::new();
-    client
-        .copy_out(&format!("COPY ({BYTES}) TO STDOUT (FORMAT csv, HEADER)"))
-        .unwrap()
-        .read_to_end(&mut csv)
-        .unwrap();
-    assert!(csv.windows(4).any(|w| w == b"\\x00"), "bytea as \\x hex");
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("bytea.csv");
-    std::fs::write(&path, &csv).unwrap();
+    let (path, csv) = export(&dir, "bytea.csv", &format!("({BYTES})"));
+    assert!(csv.windows(4).any(|w| w == b"\\x00"), "bytea as \\x hex");
     let ddl = |binary: &str| format!("CREATE TABLE {{t}} (id int PRIMARY KEY, data {binary})");
     for server in [Server::Mariadb, Server::Postgres] {
         let table = "rp_csv_bytea";
@@ -198,14 +184,8 @@ fn postgresql_csv_of_its_own_arrays_and_rows_lands_exactly() {
     for column in ["names", "modes", "types", "acl", "namespace", "database"] {
         assert!(filled(column) > 0, "no {column} in the catalogue");
     }
-    let mut csv = Vec::new();
-    pg().copy_out(&format!("COPY {source} TO STDOUT (FORMAT csv, HEADER)"))
-        .unwrap()
-        .read_to_end(&mut csv)
-        .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("typed.csv");
-    std::fs::write(&path, &csv).unwrap();
+    let (path, _) = export(&dir, "typed.csv", source);
     // NULL is an unquoted empty field in the server's CSV.
     let output = import_into(
         &path,
@@ -215,4 +195,18 @@ fn postgresql_csv_of_its_own_arrays_and_rows_lands_exactly() {
     );
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(pg_hash(target), pg_hash(source));
+}
+
+/// What the server writes of `source` (a table, or a query in
+/// parentheses) with `COPY … TO STDOUT (FORMAT csv, HEADER)`, in the file
+/// `name` of `dir`: its path and its bytes.
+fn export(dir: &tempfile::TempDir, name: &str, source: &str) -> (std::path::PathBuf, Vec<u8>) {
+    let mut csv = Vec::new();
+    pg().copy_out(&format!("COPY {source} TO STDOUT (FORMAT csv, HEADER)"))
+        .unwrap()
+        .read_to_end(&mut csv)
+        .unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, &csv).unwrap();
+    (path, csv)
 }
