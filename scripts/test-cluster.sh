@@ -18,6 +18,8 @@
 #      checkpoint rows); the losers get deadlock errors (1213), which the summaries count
 #      under `conflicts` and replay (rewinds >= conflicts > 0; the two meeting on the same
 #      keys is timing, so up to three rounds for a first conflict).
+# Before them, the sink's own tests that need a cluster (crates/mysql/tests/it/galera.rs, ignored
+# in the plain suite) run against nodes 1 and 2.
 # After each, every node holds the exact table: row count and CHECKSUM TABLE equal on all
 # three nodes and equal to a clean one-process import's (into a table of the cluster).
 #
@@ -44,6 +46,9 @@ mapfile -t URLS < <(scripts/galera.sh start)
 log "building ringpipe"
 cargo build --locked --quiet --bin ringpipe
 readonly BIN="${CARGO_TARGET_DIR:-$RINGPIPE_ROOT/target}/debug/ringpipe"
+
+log "the sink's tests that need a cluster"
+RINGPIPE_TEST_GALERA_URLS="${URLS[*]}" cargo test --locked --quiet -p ringpipe-mysql --test it galera:: -- --ignored
 
 # on_node N ARGS...: the mariadb client on node N (0-based, as the parts), with
 # reads waiting until the node applied every write the cluster committed before.

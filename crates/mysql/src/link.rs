@@ -90,6 +90,29 @@ impl Link {
         }
     }
 
+    /// Ends the open transaction with `ROLLBACK`.
+    ///
+    /// A Galera node that aborts a session's transaction for a conflicting
+    /// write set from another node (a brute-force abort) while the session
+    /// is between commands answers the session's next command, whatever it
+    /// is, with the deadlock error, without running it. When that command is
+    /// this `ROLLBACK`, the error says only that the server rolled back
+    /// already, so the `ROLLBACK` is sent once more and its answer is the
+    /// answer.
+    ///
+    /// # Errors
+    ///
+    /// The server's error; connection failures.
+    pub(crate) fn rollback(&mut self, context: &'static str) -> Result<(), MysqlError> {
+        match self.query_drop("ROLLBACK", context) {
+            Err(e) if e.is_conflict() => {
+                log::debug!("ROLLBACK answered that the transaction was rolled back already: {e}");
+                self.query_drop("ROLLBACK", context)
+            }
+            other => other,
+        }
+    }
+
     /// Rows the last statement affected.
     pub(crate) fn affected_rows(&self) -> u64 {
         match self {

@@ -107,7 +107,7 @@ impl MysqlSink {
         if self.path.sent_ahead() > 0 && self.wire()?.pending() != 2 {
             // Another command read the replies to what `write` sent (and
             // would have dropped an error among them): start over.
-            self.wire()?.query_drop("ROLLBACK", "rollback")?;
+            self.roll_back("rollback")?;
             self.path.clear();
         }
         let sent_ahead = self.path.sent_ahead();

@@ -44,7 +44,7 @@ impl MysqlSink {
                 self.shard
             );
             self.path = Path::Insert;
-            self.query("ROLLBACK", "rollback")?;
+            self.roll_back("rollback")?;
             self.query("START TRANSACTION", "begin")?;
             let all = 0..self.batch.len();
             let result = self.exec_text(all);

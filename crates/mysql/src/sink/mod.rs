@@ -166,6 +166,13 @@ impl MysqlSink {
         self.note_failure(result)
     }
 
+    /// Rolls the open transaction back (see [`Link::rollback`]).
+    fn roll_back(&mut self, context: &'static str) -> Result<(), MysqlError> {
+        let session = self.ensure_session()?;
+        let result = session.conn.rollback(context);
+        self.note_failure(result)
+    }
+
     /// Drops the session when `result` says the connection is gone.
     fn note_failure<T>(&mut self, result: Result<T, MysqlError>) -> Result<T, MysqlError> {
         if let Err(e) = &result {
@@ -370,7 +377,7 @@ impl Sink for MysqlSink {
             // The connection is gone, and with it the transaction.
             return Ok(());
         };
-        let result = session.conn.query_drop("ROLLBACK", "rollback");
+        let result = session.conn.rollback("rollback");
         match self.note_failure(result) {
             Err(e) if !e.is_connection_lost() => Err(e),
             _ => Ok(()),

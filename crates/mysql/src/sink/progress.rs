@@ -80,7 +80,7 @@ impl MysqlSink {
         );
         let done = self.note_failure(result)?;
         // The read locked the checkpoint row: let go of it.
-        self.query("ROLLBACK", "ending the checkpoint read")?;
+        self.roll_back("ending the checkpoint read")?;
         Ok(done.is_some_and(|done| done >= last))
     }
 }

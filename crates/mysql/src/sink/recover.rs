@@ -24,7 +24,7 @@ impl MysqlSink {
     /// [`MysqlError::BadRecord`] / [`MysqlError::TooManyBadRecords`] when
     /// the bad records exceed `max_bad`; retryable errors met on the way.
     pub(super) fn recover(&mut self) -> Result<Vec<Rejected>, MysqlError> {
-        self.query("ROLLBACK", "rollback before searching the batch")?;
+        self.roll_back("rollback before searching the batch")?;
         self.query("START TRANSACTION", "begin")?;
         let mut bad = Vec::new();
         self.bisect(0..self.batch.len(), &mut bad)?;

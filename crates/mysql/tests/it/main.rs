@@ -12,6 +12,7 @@ mod binary;
 mod checkpoints;
 mod escaping;
 mod faults;
+mod galera;
 mod limits;
 mod modes;
 mod retry;
