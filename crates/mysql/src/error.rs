@@ -34,6 +34,9 @@ pub mod codes {
     pub const LOCK_WAIT_TIMEOUT: u16 = 1205;
     /// `ER_LOCK_DEADLOCK`: InnoDB chose this transaction as a deadlock victim; retry.
     pub const LOCK_DEADLOCK: u16 = 1213;
+    /// `ER_SP_DOES_NOT_EXIST`, for a savepoint: the transaction that set it
+    /// has ended.
+    pub const SAVEPOINT_DOES_NOT_EXIST: u16 = 1305;
     /// `ER_OPTION_PREVENTS_STATEMENT` (e.g. `--read-only` during failover); retry.
     pub const OPTION_PREVENTS_STATEMENT: u16 = 1290;
     /// `ER_READ_ONLY_MODE`: the server is read-only (failover in progress); retry.
@@ -242,6 +245,18 @@ pub enum MysqlError {
     /// The reject file could not be written.
     #[error("cannot write reject file: {0}")]
     RejectFile(std::io::Error),
+    /// The batch's transaction ended before its `COMMIT` without an error
+    /// reaching the sink: the savepoint that opened it was gone. What ran
+    /// after the loss is rolled back and the batch replayed (retryable, and
+    /// counted as a conflict: it was rolled back by the server).
+    #[error(
+        "the server rolled back the transaction of the batch ending at record {last} without \
+         reporting it (its savepoint was gone before COMMIT)"
+    )]
+    TransactionLost {
+        /// The last record of the batch.
+        last: u64,
+    },
     /// The connection was lost during `COMMIT` and the import keeps no
     /// checkpoints (its input is a pipe), so whether the batch committed
     /// cannot be known: sending it again could store its rows twice.
@@ -362,9 +377,14 @@ impl MysqlError {
 
     /// Whether the server rolled the transaction back as a deadlock victim
     /// or, on Galera, for a certification conflict with a transaction
-    /// committed on another node (both are `ER_LOCK_DEADLOCK`).
+    /// committed on another node (both are `ER_LOCK_DEADLOCK`), or without
+    /// saying so ([`MysqlError::TransactionLost`]).
     pub fn is_conflict(&self) -> bool {
-        matches!(self, MysqlError::Server { code, .. } if *code == codes::LOCK_DEADLOCK)
+        match self {
+            MysqlError::Server { code, .. } => *code == codes::LOCK_DEADLOCK,
+            MysqlError::TransactionLost { .. } => true,
+            _ => false,
+        }
     }
 
     /// Whether a Galera node refused the statement because it is not in
@@ -428,7 +448,9 @@ impl MysqlError {
 impl Retryable for MysqlError {
     fn is_retryable(&self) -> bool {
         match self {
-            MysqlError::Connection { .. } | MysqlError::TimedOut { .. } => true,
+            MysqlError::Connection { .. }
+            | MysqlError::TimedOut { .. }
+            | MysqlError::TransactionLost { .. } => true,
             MysqlError::Server { code, .. } => RETRYABLE.contains(code) || self.is_node_not_ready(),
             _ => false,
         }
@@ -515,6 +537,9 @@ mod tests {
         );
         assert!(!disk.is_retryable() && !disk.is_connection_lost());
         assert!(server(1213).is_conflict() && !server(1205).is_conflict());
+        let lost = MysqlError::TransactionLost { last: 7 };
+        assert!(lost.is_conflict() && lost.is_retryable() && !lost.is_connection_lost());
+        assert!(!lost.is_row_error());
     }
 
     #[test]

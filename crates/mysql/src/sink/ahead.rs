@@ -1,13 +1,13 @@
 //! The bulk path on the wire client: a batch's statements go out ahead of
 //! their replies, each encoded while the one before it runs.
 //!
-//! `START TRANSACTION` and the batch's first statement leave from `write`
-//! as soon as that statement's rows are in, so the server works on them
-//! while the rest of the batch arrives. The other statements and the
-//! checkpoint upsert follow from `commit`, with at most one reply
-//! outstanding behind the newest; only
-//! `COMMIT` waits until every reply has been read and was OK. Sending ahead
-//! is safe because the wire session runs with `autocommit=0`: when a
+//! The statements that open the transaction ([`START`]) and the batch's
+//! first statement leave from `write` as soon as that statement's rows are
+//! in, so the server works on them while the rest of the batch arrives. The
+//! other statements and the checkpoint upsert follow from `commit`, with at
+//! most one reply outstanding behind the newest; only the savepoint check
+//! and `COMMIT` wait until every reply has been read and was OK. Sending
+//! ahead is safe because the wire session runs with `autocommit=0`: when a
 //! statement fails, even with an error that rolls the whole transaction
 //! back (a deadlock), what was sent behind it runs in a transaction that
 //! nothing commits, and the sink rolls it back.
@@ -15,6 +15,7 @@
 use std::ops::Range;
 
 use super::path::Path;
+use super::transaction::START;
 use super::MysqlSink;
 use crate::batch::Batch;
 use crate::config::WritePath;
@@ -26,6 +27,9 @@ use crate::MysqlError;
 
 /// What the sink is doing, for errors.
 const CONTEXT: &str = "executing a bulk insert";
+
+/// Commands `write` sends ahead: [`START`] and the first statement.
+const SENT_BY_WRITE: usize = START.len() + 1;
 
 /// Whether every statement's warnings were read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,7 +44,7 @@ enum Checked {
 
 impl MysqlSink {
     /// From `write`: once the open batch holds one full bulk statement,
-    /// sends `START TRANSACTION` and that statement, without waiting for
+    /// sends [`START`] and that statement, without waiting for
     /// their replies (`commit` reads them). Only the wire client's bulk path
     /// does this, and not in IGNORE mode, which reads each statement's
     /// warnings in its own turn.
@@ -96,7 +100,7 @@ impl MysqlSink {
         Ok(rejected)
     }
 
-    /// Sends `START TRANSACTION` (unless `write` did), `rows` as bulk
+    /// Sends [`START`] (unless `write` did), `rows` as bulk
     /// statements and `progress`, one statement ahead of the replies (none
     /// ahead in IGNORE mode, whose duplicates leave warnings that only the
     /// statement's own turn can read), and reads every reply.
@@ -104,7 +108,7 @@ impl MysqlSink {
         let allow_duplicates = self.allow_duplicates();
         let ahead = usize::from(!allow_duplicates);
         let sql = self.target.shape.placeholders(1);
-        if self.path.sent_ahead() > 0 && self.wire()?.pending() != 2 {
+        if self.path.sent_ahead() > 0 && self.wire()?.pending() != SENT_BY_WRITE {
             // Another command read the replies to what `write` sent (and
             // would have dropped an error among them): start over.
             self.roll_back("rollback")?;
@@ -122,7 +126,9 @@ impl MysqlSink {
         };
         let statement = wire.prepare(&sql, "preparing a bulk insert")?;
         if first {
-            wire.send_query("START TRANSACTION", "begin")?;
+            for sql in START {
+                wire.send_query(sql, "begin")?;
+            }
         }
         let mut checked = Checked::All;
         for chunk in chunks {
@@ -159,7 +165,7 @@ impl MysqlSink {
 }
 
 /// Prepares the bulk statement `sql` (before anything is sent ahead: the
-/// first prepare waits for its reply), then sends `START TRANSACTION` and
+/// first prepare waits for its reply), then sends [`START`] and
 /// `rows` of `batch` with parameter types `types`.
 fn start_and_send(
     wire: &mut WireConn,
@@ -170,7 +176,9 @@ fn start_and_send(
     rows: Range<usize>,
 ) -> Result<(), MysqlError> {
     let statement = wire.prepare(sql, "preparing a bulk insert")?;
-    wire.send_query("START TRANSACTION", "begin")?;
+    for sql in START {
+        wire.send_query(sql, "begin")?;
+    }
     wire.send_packet(bulk.encode(statement, types, batch, rows), CONTEXT)
 }
 

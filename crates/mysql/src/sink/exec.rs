@@ -24,14 +24,14 @@ impl MysqlSink {
     /// Opens a transaction holding only the checkpoint: for a batch whose
     /// every record was refused before sending.
     pub(super) fn run_checkpoint_only(&mut self) -> Result<Vec<Rejected>, MysqlError> {
-        self.query("START TRANSACTION", "begin")?;
+        self.start_transaction()?;
         self.record_progress()?;
         Ok(Vec::new())
     }
 
     /// Runs the batch's rows in a new transaction, waiting for each reply.
     fn run_in_turn(&mut self) -> Result<Vec<Rejected>, MysqlError> {
-        self.query("START TRANSACTION", "begin")?;
+        self.start_transaction()?;
         let result = self.execute_path();
         let error = match self.note_failure(result) {
             Ok(()) => return Ok(Vec::new()),
@@ -45,7 +45,7 @@ impl MysqlSink {
             );
             self.path = Path::Insert;
             self.roll_back("rollback")?;
-            self.query("START TRANSACTION", "begin")?;
+            self.start_transaction()?;
             let all = 0..self.batch.len();
             let result = self.exec_text(all);
             return match result {

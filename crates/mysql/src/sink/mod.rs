@@ -1,12 +1,14 @@
 //! [`MysqlSink`]: one connection, one transaction per ring batch.
 //!
 //! `write` copies each row into the batch and encodes it for the write path
-//! (INSERT text or TSV) as it arrives; `commit` runs `START TRANSACTION`,
-//! the batch's statements, the checkpoint and `COMMIT`. This core holds the
-//! connection, the batch, the transaction and the checkpoint; each write
-//! path's own state and statements live in their own module ([`path`]). Transactions are managed with plain
-//! statements rather than the driver's `Transaction`, whose drop swallows a
-//! failed rollback. A lost connection is dropped at once: the server has
+//! (INSERT text or TSV) as it arrives; `commit` opens the transaction, runs
+//! the batch's statements and the checkpoint, checks that the transaction
+//! is still the one it opened ([`transaction`]) and sends `COMMIT`. This
+//! core holds the connection, the batch, the transaction and the
+//! checkpoint; each write path's own state and statements live in their
+//! own module ([`path`]). Transactions are managed with plain statements
+//! rather than the driver's `Transaction`, whose drop swallows a failed
+//! rollback. A lost connection is dropped at once: the server has
 //! rolled back, `rollback` then succeeds, and the replay's first `write`
 //! reconnects and re-reads the session settings.
 
@@ -18,6 +20,7 @@ mod load_data;
 mod path;
 mod progress;
 mod recover;
+mod transaction;
 
 use std::sync::Arc;
 
@@ -349,6 +352,10 @@ impl Sink for MysqlSink {
             _ => self.record_diverted(count),
         };
         if let Err(e) = diverted.and_then(|()| self.target.rejects.write(&rejected)) {
+            self.target.rejects.budget.release(count);
+            return Err(e);
+        }
+        if let Err(e) = self.confirm_transaction() {
             self.target.rejects.budget.release(count);
             return Err(e);
         }

@@ -25,7 +25,7 @@ impl MysqlSink {
     /// the bad records exceed `max_bad`; retryable errors met on the way.
     pub(super) fn recover(&mut self) -> Result<Vec<Rejected>, MysqlError> {
         self.roll_back("rollback before searching the batch")?;
-        self.query("START TRANSACTION", "begin")?;
+        self.start_transaction()?;
         let mut bad = Vec::new();
         self.bisect(0..self.batch.len(), &mut bad)?;
         Ok(bad)

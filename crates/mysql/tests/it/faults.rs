@@ -309,3 +309,18 @@ fn a_lost_commit_reply_without_checkpoints_is_an_error_not_a_second_send() {
         );
     }
 }
+
+#[test]
+fn a_transaction_the_server_ended_without_a_word_is_replayed_on_every_path() {
+    for path in [
+        WritePath::Insert,
+        WritePath::Prepared,
+        WritePath::LoadData,
+        WritePath::Bulk,
+    ] {
+        let outcome = survives_at(path, Fault::SilentRollback, When::Commit, "silentrollback");
+        outcome.result.unwrap();
+        assert_eq!(outcome.stats.conflicts, 1, "{path:?}: {:?}", outcome.stats);
+        assert_eq!(outcome.stats.rollbacks, 1, "{path:?}: {:?}", outcome.stats);
+    }
+}

@@ -3,7 +3,8 @@
 //! real server, and the server's replies pass through [`Fault`]s the test
 //! arms at the moment it chooses (a fault armed once hits the next reply
 //! chunk of any connection, then disarms), or for the reply to the next
-//! `COMMIT` a client sends.
+//! `COMMIT` a client sends. One fault acts on the server instead:
+//! [`Fault::SilentRollback`].
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -30,7 +31,16 @@ pub enum Fault {
     /// the `COMMIT` to the server this long after, so that the server
     /// commits a transaction whose client has already reconnected.
     LateCommit(Duration),
+    /// Armed at a `COMMIT` only, and hits the transaction's last command
+    /// (`RELEASE SAVEPOINT`, else `COMMIT`): before passing it on, send the
+    /// server a `ROLLBACK` whose reply the client never sees. The server has
+    /// ended the transaction without an error reaching the client, as a
+    /// Galera node can after a brute-force abort.
+    SilentRollback,
 }
+
+/// `COM_QUERY "ROLLBACK"`, sequence 0.
+const ROLLBACK: &[u8] = b"\x09\x00\x00\x00\x03ROLLBACK";
 
 /// The proxy; it stops accepting when dropped (piped connections end with
 /// their client or server).
@@ -54,6 +64,7 @@ impl Proxy {
             once: Arc::new(Mutex::new(None)),
             each: Arc::new(Mutex::new(None)),
             at_commit: Arc::new(Mutex::new(None)),
+            swallow: Arc::new(Mutex::new(false)),
         };
         let proxy = Proxy {
             addr,
@@ -115,6 +126,14 @@ struct Faults {
     once: Arc<Mutex<Option<Fault>>>,
     each: Arc<Mutex<Option<Duration>>>,
     at_commit: Arc<Mutex<Option<Fault>>>,
+    /// Set when the next reply packet answers a command the proxy sent
+    /// itself, and is dropped.
+    swallow: Arc<Mutex<bool>>,
+}
+
+/// Whether `chunk` starts with a `COM_QUERY` whose text starts with `sql`.
+fn starts_query(chunk: &[u8], sql: &[u8]) -> bool {
+    chunk.len() > 4 && chunk[4] == 0x03 && chunk[5..].starts_with(sql)
 }
 
 /// Pipes `client` to `server` as is (arming the `COMMIT` fault when one
@@ -127,6 +146,17 @@ fn pipe(client: TcpStream, server: TcpStream, faults: Faults) {
     thread::spawn(move || {
         let mut buf = vec![0; 64 * 1024];
         while let Ok(n @ 1..) = up_in.read(&mut buf) {
+            let commit = starts_query(&buf[..n], b"COMMIT");
+            let last = commit || starts_query(&buf[..n], b"RELEASE SAVEPOINT");
+            let mut at_commit = armed.at_commit.lock().unwrap();
+            if last && *at_commit == Some(Fault::SilentRollback) {
+                at_commit.take();
+                *armed.swallow.lock().unwrap() = true;
+                if up_out.write_all(ROLLBACK).is_err() {
+                    break;
+                }
+            }
+            drop(at_commit);
             // COM_QUERY "COMMIT": armed before the server can answer it.
             if buf[..n].windows(7).any(|w| w == b"\x03COMMIT") {
                 let fault = armed.at_commit.lock().unwrap().take();
@@ -148,27 +178,33 @@ fn pipe(client: TcpStream, server: TcpStream, faults: Faults) {
         }
         let _ = up_out.shutdown(Shutdown::Write);
     });
-    thread::spawn(move || downstream(server, client, &faults.once, &faults.each));
+    thread::spawn(move || downstream(server, client, &faults));
 }
 
 /// Server to client, chunk by chunk, applying the faults.
-fn downstream(
-    mut server: TcpStream,
-    mut client: TcpStream,
-    once: &Mutex<Option<Fault>>,
-    each: &Mutex<Option<Duration>>,
-) {
+fn downstream(mut server: TcpStream, mut client: TcpStream, faults: &Faults) {
     let mut buf = vec![0; 64 * 1024];
     loop {
         let n = match server.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        let chunk = &mut buf[..n];
-        if let Some(delay) = *each.lock().unwrap() {
+        let mut chunk = &mut buf[..n];
+        if std::mem::take(&mut *faults.swallow.lock().unwrap()) {
+            // The proxy's own command had no other reply before it: the
+            // client waited for each of its own.
+            let len =
+                usize::from(chunk[0]) | usize::from(chunk[1]) << 8 | usize::from(chunk[2]) << 16;
+            chunk = &mut chunk[(4 + len).min(n)..];
+            if chunk.is_empty() {
+                continue;
+            }
+        }
+        let n = chunk.len();
+        if let Some(delay) = *faults.each.lock().unwrap() {
             thread::sleep(delay);
         }
-        let fault = once.lock().unwrap().take();
+        let fault = faults.once.lock().unwrap().take();
         let sent = match fault {
             Some(Fault::Stall(d)) => {
                 thread::sleep(d);
@@ -183,7 +219,9 @@ fn downstream(
                 chunk[4.min(n - 1)] ^= 0xFF;
                 client.write_all(chunk)
             }
-            Some(Fault::DelayEach(_) | Fault::LateCommit(_)) | None => client.write_all(chunk),
+            Some(Fault::DelayEach(_) | Fault::LateCommit(_) | Fault::SilentRollback) | None => {
+                client.write_all(chunk)
+            }
         };
         if sent.is_err() {
             break;
