@@ -193,6 +193,7 @@ fn downstream(mut server: TcpStream, mut client: TcpStream, faults: &Faults) {
         if std::mem::take(&mut *faults.swallow.lock().unwrap()) {
             // The proxy's own command had no other reply before it: the
             // client waited for each of its own.
+            assert!(n >= 4, "a reply read in pieces shorter than a header");
             let len =
                 usize::from(chunk[0]) | usize::from(chunk[1]) << 8 | usize::from(chunk[2]) << 16;
             chunk = &mut chunk[(4 + len).min(n)..];
