@@ -57,18 +57,35 @@ pub fn pg_client() -> postgres::Client {
 /// guard goes. Dereferences to the table's name.
 #[must_use = "the table is dropped when this guard is"]
 #[derive(Debug)]
-pub struct MysqlTable(String);
+pub struct MysqlTable {
+    /// The table's name.
+    name: String,
+    /// The server that holds it.
+    url: String,
+}
 
 impl MysqlTable {
     /// Takes charge of dropping `name` (a table of the test database).
     pub fn new(name: &str) -> Self {
-        MysqlTable(name.to_owned())
+        MysqlTable {
+            name: name.to_owned(),
+            url: mysql_url(),
+        }
     }
 
     /// As [`new`](MysqlTable::new), after dropping what an earlier run
     /// may have left of `name`: the table and its checkpoint rows.
     pub fn fresh(name: &str) -> Self {
-        let table = MysqlTable::new(name);
+        MysqlTable::fresh_at(&mysql_url(), name)
+    }
+
+    /// As [`fresh`](MysqlTable::fresh), for a table of the server at `url`
+    /// (a node of a cluster, say).
+    pub fn fresh_at(url: &str, name: &str) -> Self {
+        let table = MysqlTable {
+            name: name.to_owned(),
+            url: url.to_owned(),
+        };
         table.forget();
         table
     }
@@ -76,17 +93,17 @@ impl MysqlTable {
     /// Drops the table and its checkpoint rows, ignoring errors: a test
     /// that failed may have left no table, or no checkpoint table.
     fn forget(&self) {
-        let Ok(opts) = mysql::Opts::from_url(&mysql_url()) else {
+        let Ok(opts) = mysql::Opts::from_url(&self.url) else {
             return;
         };
         let Ok(mut conn) = mysql::Conn::new(opts) else {
             return;
         };
-        let quoted = self.0.replace('`', "``");
+        let quoted = self.name.replace('`', "``");
         let _ = conn.query_drop(format!("DROP TABLE IF EXISTS `{quoted}`"));
         let _ = conn.exec_drop(
             "DELETE FROM ringpipe_checkpoint WHERE target_table = ?",
-            (&self.0,),
+            (&self.name,),
         );
     }
 }
@@ -95,7 +112,7 @@ impl Deref for MysqlTable {
     type Target = str;
 
     fn deref(&self) -> &str {
-        &self.0
+        &self.name
     }
 }
 

@@ -15,14 +15,18 @@ pub const COLUMNS: &[&str] = &["id", "name", "body", "qty", "price"];
 /// drops it again.
 pub fn fresh_table(table: &str) -> MysqlTable {
     let guard = MysqlTable::fresh(table);
-    conn()
-        .query_drop(format!(
-            "CREATE TABLE `{table}` (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(255), \
+    create_standard(&mut conn(), table);
+    guard
+}
+
+/// Creates `table` with the standard test columns through `conn`.
+pub fn create_standard(conn: &mut mysql::Conn, table: &str) {
+    conn.query_drop(format!(
+        "CREATE TABLE `{table}` (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(255), \
          body LONGTEXT, qty INT, price DECIMAL(12,2), KEY (name)) \
          ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
-        ))
-        .unwrap();
-    guard
+    ))
+    .unwrap();
 }
 
 /// Creates `table` with an `id INT PRIMARY KEY` and `columns` (name, SQL
@@ -131,7 +135,11 @@ pub fn write_batch(
 
 /// The table's rows ordered by id, every column as text (exact bytes).
 pub fn read_back(table: &str) -> Vec<Record> {
-    let mut c = conn();
+    read_back_from(&mut conn(), table)
+}
+
+/// [`read_back`] through `c`.
+pub fn read_back_from(c: &mut mysql::Conn, table: &str) -> Vec<Record> {
     let cols = COLUMNS
         .iter()
         .map(|col| format!("CAST(`{col}` AS BINARY)"))

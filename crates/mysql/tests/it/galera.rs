@@ -11,7 +11,9 @@ use mysql::{Conn, Opts};
 use ringpipe_mysql::{prepare, BulkClient, Mode, MysqlError, MysqlSink, SinkConfig, WritePath};
 use ringpipe_pipeline::{Row, Sink};
 
-use crate::common::{fill, records, write_batch, Record, COLUMNS};
+use crate::common::{
+    create_standard, fill, read_back_from, records, write_batch, MysqlTable, COLUMNS,
+};
 
 /// Why the tests of this module are not in the plain suite.
 const NEEDS: &str = "needs a Galera cluster: scripts/test-cluster.sh runs it";
@@ -36,51 +38,11 @@ fn conn(url: &str) -> Conn {
     Conn::new(opts).unwrap()
 }
 
-/// The standard test table on the cluster, dropped with the guard.
-struct ClusterTable {
-    url: String,
-    name: &'static str,
-}
-
-impl ClusterTable {
-    fn fresh(url: &str, name: &'static str) -> Self {
-        let table = ClusterTable {
-            url: url.to_owned(),
-            name,
-        };
-        let mut c = conn(url);
-        c.query_drop(format!("DROP TABLE IF EXISTS `{name}`"))
-            .unwrap();
-        c.query_drop(format!(
-            "CREATE TABLE `{name}` (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(255), \
-             body LONGTEXT, qty INT, price DECIMAL(12,2), KEY (name)) \
-             ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
-        ))
-        .unwrap();
-        table
-    }
-
-    /// Every row, ordered by id, as text.
-    fn rows(&self) -> Vec<Record> {
-        let rows: Vec<mysql::Row> = conn(&self.url)
-            .query(format!("SELECT * FROM `{}` ORDER BY id", self.name))
-            .unwrap();
-        rows.into_iter()
-            .map(|r| {
-                (0..COLUMNS.len())
-                    .map(|i| r.get::<Option<String>, _>(i).unwrap())
-                    .collect()
-            })
-            .collect()
-    }
-}
-
-impl Drop for ClusterTable {
-    fn drop(&mut self) {
-        if let Ok(mut c) = Conn::new(Opts::from_url(&self.url).unwrap()) {
-            let _ = c.query_drop(format!("DROP TABLE IF EXISTS `{}`", self.name));
-        }
-    }
+/// The standard test table on node `url`, dropped with the guard.
+fn fresh_table(url: &str, name: &str) -> MysqlTable {
+    let table = MysqlTable::fresh_at(url, name);
+    create_standard(&mut conn(url), name);
+    table
 }
 
 /// A sink on `url` that upserts into `table` on the bulk path's wire
@@ -127,8 +89,8 @@ fn rows_modified(observer: &mut Conn, id: u64) -> Option<u64> {
 #[ignore = "needs a Galera cluster: scripts/test-cluster.sh runs it"]
 fn an_abort_reported_on_rollback_is_a_rollback() {
     let [one, two] = nodes();
-    let table = ClusterTable::fresh(&one, "rp_galera_abort_on_rollback");
-    let mut sink = bulk_upsert_sink(&one, table.name);
+    let table = fresh_table(&one, "rp_galera_abort_on_rollback");
+    let mut sink = bulk_upsert_sink(&one, &table);
     let id = sink.connection_id().unwrap();
     let data = records(1, 20);
     let mut row = Row::with_columns(COLUMNS.len());
@@ -144,13 +106,13 @@ fn an_abort_reported_on_rollback_is_a_rollback() {
     conn(&two)
         .query_drop(format!(
             "INSERT INTO `{}` (id, name) VALUES (5, 'node 2')",
-            table.name
+            &*table
         ))
         .unwrap();
     // Node 1 applies that write only after aborting the sink's transaction,
     // which holds the row.
     let name: Option<String> = observer
-        .query_first(format!("SELECT name FROM `{}` WHERE id = 5", table.name))
+        .query_first(format!("SELECT name FROM `{}` WHERE id = 5", &*table))
         .unwrap();
     assert_eq!(name.as_deref(), Some("node 2"));
     sink.rollback().unwrap();
@@ -163,7 +125,7 @@ fn an_abort_reported_on_rollback_is_a_rollback() {
         0,
         "the rollback's answer is not a conflict of its own"
     );
-    assert_eq!(table.rows(), data);
+    assert_eq!(read_back_from(&mut conn(&one), &table), data);
 }
 
 /// Batches committed through node 1 while node 2 commits a write to one
@@ -182,8 +144,8 @@ fn a_batch_the_cluster_rolled_back_without_a_word_is_never_committed() {
         r.parse().expect("RINGPIPE_GALERA_RACE_ROUNDS: a number")
     });
     let [one, two] = nodes();
-    let table = ClusterTable::fresh(&one, "rp_galera_commit_race");
-    let mut sink = bulk_upsert_sink(&one, table.name);
+    let table = fresh_table(&one, "rp_galera_commit_race");
+    let mut sink = bulk_upsert_sink(&one, &table);
     let mut other = conn(&two);
     other.query_drop("SET autocommit = 0").unwrap();
     let mut observer = conn(&one);
@@ -201,7 +163,7 @@ fn a_batch_the_cluster_rolled_back_without_a_word_is_never_committed() {
             .query_drop(format!(
                 "INSERT INTO `{}` (id, name) VALUES ({}, 'node 2') \
                  ON DUPLICATE KEY UPDATE name = 'node 2'",
-                table.name,
+                &*table,
                 first + 5
             ))
             .unwrap();
@@ -233,7 +195,7 @@ fn a_batch_the_cluster_rolled_back_without_a_word_is_never_committed() {
         let held: u64 = observer
             .query_first(format!(
                 "SELECT COUNT(*) FROM `{}` WHERE id BETWEEN {} AND {}",
-                table.name,
+                &*table,
                 first + 1,
                 first + 10
             ))
