@@ -1,13 +1,16 @@
 //! The second source and sink from the command line: a CSV file into
 //! PostgreSQL and a JSON Lines file into MariaDB, each landing exactly as
-//! the same catalogue imported from XML; and the text inputs' defaults as
-//! dry runs (no server): a `.tsv` file's tab, an empty CSV file.
+//! the same catalogue imported from XML; JSON booleans into both servers'
+//! boolean columns; and the text inputs' defaults as dry runs (no
+//! server): a `.tsv` file's tab, an empty CSV file.
 
 use std::path::Path;
 
+use mysql::prelude::Queryable;
+
 use crate::common::{
-    catalogue_files, checksum, count, fresh_pg_table, fresh_table, import_into, pg_hash, pg_url,
-    ringpipe, stderr, stdout, url, NOWHERE,
+    catalogue_files, checksum, conn, count, fresh_pg_table, fresh_table, import_into, pg, pg_hash,
+    pg_url, ringpipe, stderr, stdout, url, MysqlTable, PgTable, NOWHERE,
 };
 
 const ROWS: u64 = 3_000;
@@ -57,6 +60,34 @@ fn cli_jsonl_into_mariadb_lands_as_the_xml_does() {
     import(&xml, &url(), "ends_cli_my_xml", &["--row", "product"]);
     assert_eq!(count("ends_cli_my_jsonl"), ROWS);
     assert_eq!(checksum("ends_cli_my_jsonl"), checksum("ends_cli_my_xml"));
+}
+
+#[test]
+fn json_booleans_land_in_the_boolean_columns_of_both_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("flags.jsonl");
+    let lines =
+        "{\"id\": 1, \"flag\": true}\n{\"id\": 2, \"flag\": false}\n{\"id\": 3, \"flag\": null}\n";
+    std::fs::write(&file, lines).unwrap();
+    let table = "ends_cli_booleans";
+    let ddl = format!("CREATE TABLE {table} (id int PRIMARY KEY, flag boolean)");
+    let _mariadb = MysqlTable::fresh(table);
+    conn().query_drop(&ddl).unwrap();
+    let _postgres = PgTable::fresh(table);
+    pg().batch_execute(&ddl).unwrap();
+    import(&file, &url(), table, &[]);
+    import(&file, &pg_url(), table, &[]);
+    let select = format!("SELECT CAST(flag AS CHAR) FROM {table} ORDER BY id");
+    let stored: Vec<Option<String>> = conn().query(select).unwrap();
+    assert_eq!(stored, [Some("1".into()), Some("0".into()), None]);
+    let select = format!("SELECT flag FROM {table} ORDER BY id");
+    let stored: Vec<Option<bool>> = pg()
+        .query(&select, &[])
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(stored, [Some(true), Some(false), None]);
 }
 
 #[test]

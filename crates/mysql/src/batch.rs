@@ -8,7 +8,7 @@
 use std::ops::Range;
 
 use mysql::Value as Param;
-use ringpipe_pipeline::{RecordPosition, Row, Value};
+use ringpipe_pipeline::{RecordPosition, Value};
 
 use crate::encode::Values;
 
@@ -78,9 +78,9 @@ impl Batch {
     }
 
     /// Copies `row` in.
-    pub(crate) fn push(&mut self, row: &Row) {
+    pub(crate) fn push(&mut self, row: &impl Values) {
         for index in 0..self.width {
-            let tag = match row.get(index) {
+            let tag = match row.value(index) {
                 None => Cell::NULL,
                 Some(value) => {
                     self.data.extend_from_slice(value.as_bytes());
@@ -160,13 +160,6 @@ impl Batch {
     }
 }
 
-impl StoredRow<'_> {
-    /// Where the record came from.
-    pub(crate) fn position(&self) -> RecordPosition {
-        self.batch.positions[self.index]
-    }
-}
-
 impl Values for StoredRow<'_> {
     fn width(&self) -> usize {
         self.batch.width
@@ -175,10 +168,16 @@ impl Values for StoredRow<'_> {
     fn value(&self, index: usize) -> Option<Value<'_>> {
         self.batch.value_at(self.index * self.batch.width + index)
     }
+
+    fn position(&self) -> RecordPosition {
+        self.batch.positions[self.index]
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use ringpipe_pipeline::Row;
+
     use super::*;
 
     #[test]

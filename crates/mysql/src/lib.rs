@@ -64,7 +64,11 @@
 //! warning other than a `Note` (or a duplicate in [`Mode::Ignore`]) is an
 //! error, and `LOAD DATA` must report exactly the rows it was sent. So a bad
 //! value never silently becomes 0 or NULL, even on the paths (LOCAL,
-//! IGNORE) that downgrade errors to warnings.
+//! IGNORE) that downgrade errors to warnings. A value the server would
+//! store altered without a warning is refused before it is sent, with its
+//! column (the sink's `check` module). One spelling the server refuses is
+//! taken instead: `true` and `false`, in any case, into a `BOOLEAN`
+//! (`TINYINT(1)`) column, as 1 and 0 (the `encode::boolean` module).
 //!
 //! # Errors, retries and bad records
 //!

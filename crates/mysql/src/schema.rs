@@ -100,6 +100,7 @@ pub(crate) fn column_types_of(
                         numeric_scale: *scale,
                         octet_length: *octets,
                         members: members(column_type).unwrap_or_default(),
+                        boolean: is_boolean(column_type),
                     }
                 }
                 None => ColumnType {
@@ -109,10 +110,17 @@ pub(crate) fn column_types_of(
                     numeric_scale: None,
                     octet_length: None,
                     members: Vec::new(),
+                    boolean: false,
                 },
             }
         })
         .collect())
+}
+
+/// Whether `column_type` is `tinyint(1)` (`BOOLEAN`), signed or not.
+fn is_boolean(column_type: &str) -> bool {
+    let lower = column_type.to_ascii_lowercase();
+    matches!(lower.as_str(), "tinyint(1)" | "tinyint(1) unsigned")
 }
 
 /// The members of an `ENUM` or `SET` from its `column_type`

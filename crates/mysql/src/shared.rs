@@ -40,6 +40,9 @@ pub(crate) struct Shared {
     pub(crate) param_kinds: Vec<ParamKind>,
     /// Per column, the check of values the server would alter.
     pub(crate) checks: Vec<Option<Check>>,
+    /// Per column, whether it is a `BOOLEAN` taking `true` and `false`;
+    /// `None` when none is.
+    pub(crate) booleans: Option<Box<[bool]>>,
     /// The configured statement size bound, if any.
     pub(crate) max_bytes: Option<usize>,
     /// Bad-record budget and reject file, shared by all shards.

@@ -13,6 +13,7 @@ fn column(data_type: &str, scale: Option<u64>, precision: Option<u8>) -> ColumnT
         numeric_scale: scale,
         octet_length: None,
         members: Vec::new(),
+        boolean: false,
     }
 }
 

@@ -4,6 +4,7 @@
 use std::ops::Range;
 
 use super::MysqlSink;
+use crate::encode::Values;
 use crate::warnings;
 use crate::MysqlError;
 

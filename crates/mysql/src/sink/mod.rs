@@ -30,7 +30,9 @@ use self::path::Path;
 use crate::batch::Batch;
 use crate::config::{BulkClient, WritePath};
 use crate::connect::{self, Session};
+use crate::encode::boolean::AsBooleans;
 use crate::encode::insert::InsertEncoder;
+use crate::encode::Values;
 use crate::link::Link;
 use crate::reject::{values_line, Rejected};
 use crate::shared::Shared;
@@ -81,6 +83,10 @@ pub struct MysqlSink {
     unsettled: Vec<Rejected>,
     /// Bad records the last successful commit diverted.
     last_diverted: u64,
+    /// The target's `BOOLEAN` columns (see [`Shared::booleans`]), this
+    /// sink's own copy: [`Sink::write`] lends it to the rows while it
+    /// borrows the sink mutably.
+    booleans: Option<Box<[bool]>>,
 }
 
 impl MysqlSink {
@@ -101,6 +107,7 @@ impl MysqlSink {
             unsettled: Vec::new(),
             last_diverted: 0,
             session: None,
+            booleans: target.booleans.clone(),
             target,
             shard,
         };
@@ -232,18 +239,14 @@ impl MysqlSink {
         }
     }
 
-    /// `row` as a bad record when a value of it would be stored altered
-    /// (see [`crate::check`]).
-    fn refuse(&self, row: &Row) -> Option<Rejected> {
+    /// `row` as a bad record when a value of it, as `values` gives it to
+    /// the server, would be stored altered (see [`crate::check`]).
+    fn refuse(&self, row: &Row, values: &impl Values) -> Option<Rejected> {
         let checks = &self.target.checks;
-        let (column, why) =
-            row.values()
-                .zip(checks)
-                .enumerate()
-                .find_map(|(i, (value, check))| {
-                    let check = check.as_ref()?;
-                    check.check(value?).err().map(|why| (i, why))
-                })?;
+        let (column, why) = checks.iter().enumerate().find_map(|(i, check)| {
+            let check = check.as_ref()?;
+            check.check(values.value(i)?).err().map(|why| (i, why))
+        })?;
         Some(Rejected {
             position: row.position(),
             error: MysqlError::BadValue {
@@ -252,6 +255,43 @@ impl MysqlSink {
             },
             values: values_line(row),
         })
+    }
+
+    /// [`Sink::write`] of `row`, whose values the server is to read as
+    /// `values` gives them.
+    #[inline]
+    fn write_values(&mut self, row: &Row, values: &impl Values) -> Result<(), MysqlError> {
+        if let Some(rejected) = self.refuse(row, values) {
+            let (refused, held) = (self.refused.len(), self.unsettled.len());
+            if !self
+                .target
+                .rejects
+                .budget
+                .fits_another(refused as u64, held as u64)
+            {
+                return Err(self.over_budget(&rejected));
+            }
+            self.refused.push(rejected);
+            return Ok(());
+        }
+        self.ensure_session()?;
+        if !matches!(self.path, Path::Insert) {
+            self.check_size(row)?;
+        }
+        match &mut self.path {
+            Path::Insert => self
+                .text
+                .push(values)
+                .map_err(|too| MysqlError::RowTooLarge {
+                    position: row.position(),
+                    bytes: too.0,
+                    limit: self.max_bytes,
+                })?,
+            Path::LoadData(load) => load.push(values),
+            Path::Prepared(_) | Path::Bulk(_) => {}
+        }
+        self.batch.push(values);
+        self.send_first_chunk()
     }
 
     /// Forgets the open batch.
@@ -274,34 +314,12 @@ impl Sink for MysqlSink {
                 self.target.columns.len()
             )));
         }
-        if let Some(rejected) = self.refuse(row) {
-            let (refused, held) = (self.refused.len(), self.unsettled.len());
-            if !self
-                .target
-                .rejects
-                .budget
-                .fits_another(refused as u64, held as u64)
-            {
-                return Err(self.over_budget(&rejected));
-            }
-            self.refused.push(rejected);
-            return Ok(());
-        }
-        self.ensure_session()?;
-        if !matches!(self.path, Path::Insert) {
-            self.check_size(row)?;
-        }
-        match &mut self.path {
-            Path::Insert => self.text.push(row).map_err(|too| MysqlError::RowTooLarge {
-                position: row.position(),
-                bytes: too.0,
-                limit: self.max_bytes,
-            })?,
-            Path::LoadData(load) => load.push(row),
-            Path::Prepared(_) | Path::Bulk(_) => {}
-        }
-        self.batch.push(row);
-        self.send_first_chunk()
+        let Some(booleans) = self.booleans.take() else {
+            return self.write_values(row, row);
+        };
+        let written = self.write_values(row, &AsBooleans::new(row, &booleans));
+        self.booleans = Some(booleans);
+        written
     }
 
     fn commit(&mut self, checkpoint: &Checkpoint<'_>) -> Result<(), MysqlError> {

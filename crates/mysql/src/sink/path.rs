@@ -11,15 +11,13 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use mysql::LocalInfileHandler;
-use ringpipe_pipeline::Row;
-
 use crate::config::WritePath;
-use crate::encode::tsv;
+use crate::encode::{tsv, Values};
 use crate::link::Link;
 use crate::prepared::PreparedCache;
 use crate::statement::InsertShape;
 use crate::wire::BulkEncoder;
+use mysql::LocalInfileHandler;
 
 /// The state of the path a sink writes on.
 #[derive(Debug)]
@@ -112,7 +110,7 @@ pub(super) struct LoadData {
 
 impl LoadData {
     /// Appends a row.
-    pub(super) fn push(&mut self, row: &Row) {
+    pub(super) fn push(&mut self, row: &impl Values) {
         tsv::push_row(&mut self.tsv, row);
     }
 

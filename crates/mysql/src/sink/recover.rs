@@ -12,6 +12,7 @@
 use std::ops::Range;
 
 use super::MysqlSink;
+use crate::encode::Values;
 use crate::reject::{values_line, Rejected};
 use crate::MysqlError;
 

@@ -68,6 +68,9 @@ pub(crate) struct ColumnType {
     /// An `ENUM`'s or `SET`'s members, as declared (empty for other
     /// columns, and when the declaration could not be read).
     pub(crate) members: Vec<String>,
+    /// Declared `TINYINT(1)`, which `BOOLEAN` is: it takes the words
+    /// `true` and `false` ([`crate::encode::boolean`]).
+    pub(crate) boolean: bool,
 }
 
 /// How each of `columns` travels in a bulk packet: integers, `DATETIME` and
@@ -216,6 +219,7 @@ mod tests {
             numeric_scale: None,
             octet_length: None,
             members: Vec::new(),
+            boolean: false,
         }
     }
 

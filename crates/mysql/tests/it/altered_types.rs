@@ -6,8 +6,8 @@
 //! neighbour of each lands as given.
 
 use mysql::prelude::Queryable;
-use ringpipe_mysql::{prepare, SinkConfig, WritePath};
-use ringpipe_pipeline::{RecordPosition, Row, Sink};
+use ringpipe_mysql::WritePath;
+use ringpipe_pipeline::Value;
 
 use crate::common::*;
 
@@ -99,36 +99,21 @@ fn load(path: WritePath) -> (Vec<(u32, String, String)>, Vec<String>) {
     );
     let mut names = vec!["id"];
     names.extend(COLUMNS.iter().map(|(name, ..)| *name));
-    let dir = tempfile::tempdir().unwrap();
-    let rejects = dir.path().join("rejects.tsv");
-    let config = SinkConfig::new(url(), &table, &names)
-        .write_path(path)
-        .max_bad(1_000)
-        .reject_file(&rejects);
-    let target = prepare(&config).unwrap();
-    let mut sink = target.connect_sink(0).unwrap();
-    let mut row = Row::with_columns(names.len());
-    for (i, (column, given, _)) in cases().iter().enumerate() {
-        let at = 1 + COLUMNS
-            .iter()
-            .position(|(name, ..)| name == column)
-            .unwrap();
-        row.clear();
-        row.set(0, &(i + 1).to_string());
-        match given {
-            Given::Text(text) => row.set(at, text),
-            Given::Bytes(bytes) => row.set_bytes(at, bytes),
-        }
-        row.set_position(RecordPosition {
-            record: i as u64 + 1,
-            line: i as u64 + 2,
-            column: 1,
-            byte_offset: 0,
-        });
-        sink.write(&row).unwrap();
-    }
-    commit(&mut sink).unwrap();
-    sink.close().unwrap();
+    let values: Vec<_> = cases()
+        .iter()
+        .map(|(column, given, _)| {
+            let at = 1 + COLUMNS
+                .iter()
+                .position(|(name, ..)| name == column)
+                .unwrap();
+            let value = match given {
+                Given::Text(text) => Value::Text(text),
+                Given::Bytes(bytes) => Value::Bytes(bytes),
+            };
+            (at, Some(value))
+        })
+        .collect();
+    let lines = write_cases(&table, &names, path, &values);
     let read: Vec<String> = COLUMNS
         .iter()
         .map(|(.., read)| (*read).to_owned())
@@ -151,11 +136,6 @@ fn load(path: WritePath) -> (Vec<(u32, String, String)>, Vec<String>) {
                 .collect::<Vec<_>>()
         })
         .collect();
-    let lines = std::fs::read_to_string(&rejects)
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect();
     (stored, lines)
 }
 
@@ -170,12 +150,7 @@ fn altered_values_are_refused_and_their_exact_neighbours_land() {
         })
         .collect();
     let refused: Vec<usize> = (0..cases.len()).filter(|&i| cases[i].2.is_none()).collect();
-    for path in [
-        WritePath::Insert,
-        WritePath::Prepared,
-        WritePath::LoadData,
-        WritePath::Bulk,
-    ] {
+    for path in EVERY_PATH {
         let (stored, rejects) = load(path);
         assert_eq!(stored, expected, "{path:?}: what landed, as given");
         assert_eq!(rejects.len(), refused.len(), "{path:?}: {rejects:#?}");

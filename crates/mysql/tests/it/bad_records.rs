@@ -6,13 +6,6 @@ use ringpipe_pipeline::Sink;
 
 use crate::common::*;
 
-const PATHS: [WritePath; 4] = [
-    WritePath::Insert,
-    WritePath::Prepared,
-    WritePath::LoadData,
-    WritePath::Bulk,
-];
-
 /// 20 records of which 6 (qty) and 14 (price) hold bad values.
 fn with_bad_values() -> Vec<Record> {
     let mut data = records(1, 20);
@@ -23,7 +16,7 @@ fn with_bad_values() -> Vec<Record> {
 
 #[test]
 fn fatal_error_names_the_bad_record_on_every_path() {
-    for path in PATHS {
+    for path in EVERY_PATH {
         let table = format!("rp_mysql_bad_fatal_{path:?}").to_lowercase();
         let _table = fresh_table(&table);
         let target = prepare(&config(&table).write_path(path)).unwrap();
@@ -43,7 +36,7 @@ fn fatal_error_names_the_bad_record_on_every_path() {
 
 #[test]
 fn bad_records_go_to_the_reject_file_and_the_rest_commits() {
-    for path in PATHS {
+    for path in EVERY_PATH {
         let table = format!("rp_mysql_bad_reject_{path:?}").to_lowercase();
         let _table = fresh_table(&table);
         let dir = tempfile::tempdir().unwrap();
@@ -102,7 +95,7 @@ fn budget_is_shared_across_shards() {
 
 #[test]
 fn ignore_mode_skips_duplicates_but_not_bad_values() {
-    for path in PATHS {
+    for path in EVERY_PATH {
         let table = format!("rp_mysql_bad_ignore_{path:?}").to_lowercase();
         let _table = fresh_table(&table);
         let config = config(&table).write_path(path).mode(Mode::Ignore);
@@ -122,7 +115,7 @@ fn ignore_mode_skips_duplicates_but_not_bad_values() {
 
 #[test]
 fn duplicate_inside_one_batch_is_found() {
-    for path in PATHS {
+    for path in EVERY_PATH {
         let table = format!("rp_mysql_bad_dup_{path:?}").to_lowercase();
         let _table = fresh_table(&table);
         let target = prepare(&config(&table).write_path(path)).unwrap();

@@ -74,12 +74,7 @@ fn binary_round_trip(path: WritePath, no_backslash_escapes: bool) {
 
 #[test]
 fn binary_values_survive_every_write_path() {
-    for path in [
-        WritePath::Insert,
-        WritePath::Prepared,
-        WritePath::LoadData,
-        WritePath::Bulk,
-    ] {
+    for path in EVERY_PATH {
         binary_round_trip(path, false);
         binary_round_trip(path, true);
     }

@@ -1,9 +1,17 @@
 //! Shared helpers: URL, tables, row generation, a replaying driver.
 
 use mysql::prelude::Queryable;
-use ringpipe_mysql::{MysqlError, MysqlSink, SinkConfig};
-use ringpipe_pipeline::{Checkpoint, RecordPosition, Retryable, Row, Sink};
+use ringpipe_mysql::{prepare, MysqlError, MysqlSink, SinkConfig, WritePath};
+use ringpipe_pipeline::{Checkpoint, RecordPosition, Retryable, Row, Sink, Value};
 pub use ringpipe_testdb::{mysql_conn as conn, mysql_url as url, MysqlTable};
+
+/// The four write paths.
+pub const EVERY_PATH: [WritePath; 4] = [
+    WritePath::Insert,
+    WritePath::Prepared,
+    WritePath::LoadData,
+    WritePath::Bulk,
+];
 
 /// One record as test data: `None` is NULL.
 pub type Record = Vec<Option<String>>;
@@ -117,6 +125,51 @@ pub fn commit(sink: &mut MysqlSink) -> Result<(), MysqlError> {
         rows_crc: None,
     };
     sink.commit(&checkpoint)
+}
+
+/// Writes one record per case into `table`, whose columns are `names`
+/// (`id` first), on `path`, all in one batch, with bad records diverted
+/// to a reject file, and commits it: record `i + 1`, on line `i + 2`, has
+/// the id `i + 1` and `cases[i]`'s value (`None`: NULL) in the column
+/// `cases[i]` names by its index. The reject file's lines.
+pub fn write_cases(
+    table: &str,
+    names: &[&str],
+    path: WritePath,
+    cases: &[(usize, Option<Value<'_>>)],
+) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let rejects = dir.path().join("rejects.tsv");
+    let config = SinkConfig::new(url(), table, names)
+        .write_path(path)
+        .max_bad(1_000)
+        .reject_file(&rejects);
+    let target = prepare(&config).unwrap();
+    let mut sink = target.connect_sink(0).unwrap();
+    let mut row = Row::with_columns(names.len());
+    for (i, &(column, value)) in cases.iter().enumerate() {
+        row.clear();
+        row.set(0, &(i + 1).to_string());
+        match value {
+            Some(Value::Text(text)) => row.set(column, text),
+            Some(Value::Bytes(bytes)) => row.set_bytes(column, bytes),
+            None => {}
+        }
+        row.set_position(RecordPosition {
+            record: i as u64 + 1,
+            line: i as u64 + 2,
+            column: 1,
+            byte_offset: 0,
+        });
+        sink.write(&row).unwrap();
+    }
+    commit(&mut sink).unwrap();
+    sink.close().unwrap();
+    std::fs::read_to_string(&rejects)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Writes one batch and commits it.

@@ -224,36 +224,21 @@ fn cut_bulk() {
 
 #[test]
 fn truncated_packet_on_every_path() {
-    for path in [
-        WritePath::Insert,
-        WritePath::Prepared,
-        WritePath::LoadData,
-        WritePath::Bulk,
-    ] {
+    for path in EVERY_PATH {
         survives(path, Fault::Truncate, "truncate");
     }
 }
 
 #[test]
 fn flipped_byte_on_every_path() {
-    for path in [
-        WritePath::Insert,
-        WritePath::Prepared,
-        WritePath::LoadData,
-        WritePath::Bulk,
-    ] {
+    for path in EVERY_PATH {
         survives(path, Fault::Flip, "flip");
     }
 }
 
 #[test]
 fn slow_replies_on_every_path_are_exact() {
-    for path in [
-        WritePath::Insert,
-        WritePath::Prepared,
-        WritePath::LoadData,
-        WritePath::Bulk,
-    ] {
+    for path in EVERY_PATH {
         let outcome = survives(path, Fault::DelayEach(Duration::from_millis(20)), "slow");
         outcome.result.unwrap();
         assert_eq!(outcome.stats.timeouts, 0, "{path:?}");
@@ -263,12 +248,7 @@ fn slow_replies_on_every_path_are_exact() {
 /// Every path, with the reply to a `COMMIT` lost to `fault`: the
 /// checkpoint tells whether the batch committed, so the run is exact.
 fn commit_reply_lost(fault: Fault, name: &str) {
-    for path in [
-        WritePath::Insert,
-        WritePath::Prepared,
-        WritePath::LoadData,
-        WritePath::Bulk,
-    ] {
+    for path in EVERY_PATH {
         let outcome = survives_at(path, fault, When::Commit, name);
         outcome.result.unwrap();
         assert!(
@@ -312,12 +292,7 @@ fn a_lost_commit_reply_without_checkpoints_is_an_error_not_a_second_send() {
 
 #[test]
 fn a_transaction_the_server_ended_without_a_word_is_replayed_on_every_path() {
-    for path in [
-        WritePath::Insert,
-        WritePath::Prepared,
-        WritePath::LoadData,
-        WritePath::Bulk,
-    ] {
+    for path in EVERY_PATH {
         let outcome = survives_at(path, Fault::SilentRollback, When::Commit, "silentrollback");
         outcome.result.unwrap();
         assert_eq!(outcome.stats.conflicts, 1, "{path:?}: {:?}", outcome.stats);

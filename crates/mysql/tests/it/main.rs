@@ -9,6 +9,7 @@ mod altered_types;
 mod auth;
 mod bad_records;
 mod binary;
+mod booleans;
 mod checkpoints;
 mod escaping;
 mod faults;

@@ -1,0 +1,100 @@
+//! The words `true` and `false`, in any case, land in a `BOOLEAN`
+//! (`TINYINT(1)`) column as 1 and 0 on every write path, as JSON Lines
+//! and XML give booleans; other spellings, and the words in any other
+//! integer column, are refused by the server as bad records, and a text
+//! column keeps the word.
+
+use mysql::prelude::Queryable;
+use ringpipe_mysql::WritePath;
+use ringpipe_pipeline::Value;
+
+use crate::common::*;
+
+/// The test table's columns after `id`.
+const COLUMNS: &[(&str, &str)] = &[
+    ("b", "BOOLEAN"),
+    ("bu", "TINYINT(1) UNSIGNED"),
+    ("n", "TINYINT"),
+    ("s", "VARCHAR(10)"),
+];
+
+/// One record per case: the column, the value (`None`: NULL), and what it
+/// is stored as (`Err(())`: refused by the server).
+type Case = (
+    &'static str,
+    Option<&'static str>,
+    Result<Option<&'static str>, ()>,
+);
+
+fn cases() -> Vec<Case> {
+    vec![
+        ("b", Some("true"), Ok(Some("1"))),
+        ("b", Some("FALSE"), Ok(Some("0"))),
+        ("b", Some("True"), Ok(Some("1"))),
+        ("b", Some("1"), Ok(Some("1"))),
+        ("b", Some("0"), Ok(Some("0"))),
+        ("b", None, Ok(None)),
+        ("b", Some("yes"), Err(())),
+        ("b", Some("t"), Err(())),
+        ("b", Some(" true"), Err(())),
+        ("bu", Some("false"), Ok(Some("0"))),
+        ("n", Some("true"), Err(())),
+        ("s", Some("true"), Ok(Some("true"))),
+    ]
+}
+
+/// Loads every case on `path` into a fresh table, in one batch: each
+/// stored record's column values (`id` first), and the record numbers of
+/// the reject file's lines.
+fn load(path: WritePath) -> (Vec<Vec<Option<String>>>, Vec<u64>) {
+    let table = format!("rp_mysql_booleans_{path:?}").to_lowercase();
+    let _table = MysqlTable::fresh(&table);
+    create_with(&table, COLUMNS.iter().copied());
+    let mut names = vec!["id"];
+    names.extend(COLUMNS.iter().map(|(name, _)| *name));
+    let values: Vec<_> = cases()
+        .iter()
+        .map(|(column, given, _)| {
+            let at = 1 + COLUMNS.iter().position(|(name, _)| name == column).unwrap();
+            (at, given.map(Value::Text))
+        })
+        .collect();
+    let rejects = write_cases(&table, &names, path, &values);
+    let select = format!(
+        "SELECT CAST(id AS CHAR), CAST(b AS CHAR), CAST(bu AS CHAR), CAST(n AS CHAR), s \
+         FROM `{table}` ORDER BY id"
+    );
+    let rows: Vec<mysql::Row> = conn().query(select).unwrap();
+    let stored = rows
+        .iter()
+        .map(|row| (0..row.len()).map(|i| row.get(i).unwrap()).collect())
+        .collect();
+    let rejected = rejects
+        .iter()
+        .map(|line| line.split('\t').next().unwrap().parse().unwrap())
+        .collect();
+    (stored, rejected)
+}
+
+#[test]
+fn true_and_false_land_in_a_boolean_column_on_every_path() {
+    let cases = cases();
+    let mut expected = Vec::new();
+    let mut refused = Vec::new();
+    for (i, (column, _, stored)) in cases.iter().enumerate() {
+        let id = i + 1;
+        let Ok(value) = stored else {
+            refused.push(id as u64);
+            continue;
+        };
+        let mut row = vec![Some(id.to_string()), None, None, None, None];
+        let at = 1 + COLUMNS.iter().position(|(name, _)| name == column).unwrap();
+        row[at] = value.map(str::to_owned);
+        expected.push(row);
+    }
+    for path in EVERY_PATH {
+        let (stored, rejected) = load(path);
+        assert_eq!(stored, expected, "{path:?}: what landed");
+        assert_eq!(rejected, refused, "{path:?}: the records refused");
+    }
+}
