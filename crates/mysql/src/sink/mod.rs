@@ -239,14 +239,20 @@ impl MysqlSink {
         }
     }
 
-    /// `row` as a bad record when a value of it, as `values` gives it to
-    /// the server, would be stored altered (see [`crate::check`]).
-    fn refuse(&self, row: &Row, values: &impl Values) -> Option<Rejected> {
+    /// `row` as a bad record when a value of it would be stored altered
+    /// (see [`crate::check`]). The values are checked as given: in a
+    /// `BOOLEAN` column the words `true` and `false` pass the integer check
+    /// as the digits they are sent as do.
+    fn refuse(&self, row: &Row) -> Option<Rejected> {
         let checks = &self.target.checks;
-        let (column, why) = checks.iter().enumerate().find_map(|(i, check)| {
-            let check = check.as_ref()?;
-            check.check(values.value(i)?).err().map(|why| (i, why))
-        })?;
+        let (column, why) =
+            row.values()
+                .zip(checks)
+                .enumerate()
+                .find_map(|(i, (value, check))| {
+                    let check = check.as_ref()?;
+                    check.check(value?).err().map(|why| (i, why))
+                })?;
         Some(Rejected {
             position: row.position(),
             error: MysqlError::BadValue {
@@ -261,7 +267,7 @@ impl MysqlSink {
     /// `values` gives them.
     #[inline]
     fn write_values(&mut self, row: &Row, values: &impl Values) -> Result<(), MysqlError> {
-        if let Some(rejected) = self.refuse(row, values) {
+        if let Some(rejected) = self.refuse(row) {
             let (refused, held) = (self.refused.len(), self.unsettled.len());
             if !self
                 .target
