@@ -68,7 +68,8 @@
 //! store altered without a warning is refused before it is sent, with its
 //! column (the sink's `check` module). One spelling the server refuses is
 //! taken instead: `true` and `false`, in any case, into a `BOOLEAN`
-//! (`TINYINT(1)`) column, as 1 and 0 (the `encode::boolean` module).
+//! (`TINYINT(1)`) or `BIT(1)` column, as 1 and 0 (the `encode::boolean`
+//! module).
 //!
 //! # Errors, retries and bad records
 //!

@@ -71,7 +71,7 @@ pub(crate) fn prepare_import(
     let column_types = schema::column_types_of(conn, &config.table, &config.columns)?;
     let param_kinds = bulk::param_kinds(&column_types);
     let checks = column_types.iter().map(Check::for_column).collect();
-    let booleans: Box<[bool]> = column_types.iter().map(|c| c.boolean).collect();
+    let booleans: Box<[_]> = column_types.iter().map(|c| c.boolean).collect();
     if config.mode == Mode::Truncate {
         conn.query_drop(format!("TRUNCATE TABLE {table}"))
             .map_err(|e| MysqlError::driver(e, "truncating the table"))?;
@@ -95,7 +95,7 @@ pub(crate) fn prepare_import(
         max_rows: config.max_rows_per_statement,
         param_kinds,
         checks,
-        booleans: booleans.contains(&true).then_some(booleans),
+        booleans: booleans.iter().any(Option::is_some).then_some(booleans),
         max_bytes: config.max_statement_bytes,
         mode: config.mode,
         table_name: config.table.clone(),

@@ -5,6 +5,7 @@ use mysql::prelude::Queryable;
 use mysql::Conn;
 
 use crate::connect::open_url;
+use crate::encode::boolean::BooleanColumn;
 use crate::ident::Ident;
 use crate::wire::ColumnType;
 use crate::MysqlError;
@@ -100,7 +101,7 @@ pub(crate) fn column_types_of(
                         numeric_scale: *scale,
                         octet_length: *octets,
                         members: members(column_type).unwrap_or_default(),
-                        boolean: is_boolean(column_type),
+                        boolean: BooleanColumn::of(column_type),
                     }
                 }
                 None => ColumnType {
@@ -110,17 +111,11 @@ pub(crate) fn column_types_of(
                     numeric_scale: None,
                     octet_length: None,
                     members: Vec::new(),
-                    boolean: false,
+                    boolean: None,
                 },
             }
         })
         .collect())
-}
-
-/// Whether `column_type` is `tinyint(1)` (`BOOLEAN`), signed or not.
-fn is_boolean(column_type: &str) -> bool {
-    let lower = column_type.to_ascii_lowercase();
-    matches!(lower.as_str(), "tinyint(1)" | "tinyint(1) unsigned")
 }
 
 /// The members of an `ENUM` or `SET` from its `column_type`

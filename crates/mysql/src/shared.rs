@@ -6,6 +6,7 @@ use ringpipe_pipeline::RecoveryCounters;
 
 use crate::check::Check;
 use crate::config::{BulkClient, Mode, WritePath};
+use crate::encode::boolean::BooleanColumn;
 use crate::ident::Ident;
 use crate::redact::SecretOpts;
 use crate::reject::RejectLog;
@@ -40,9 +41,9 @@ pub(crate) struct Shared {
     pub(crate) param_kinds: Vec<ParamKind>,
     /// Per column, the check of values the server would alter.
     pub(crate) checks: Vec<Option<Check>>,
-    /// Per column, whether it is a `BOOLEAN` taking `true` and `false`;
-    /// `None` when none is.
-    pub(crate) booleans: Option<Box<[bool]>>,
+    /// Per column, whether and how it takes the words `true` and `false`;
+    /// `None` when no column does.
+    pub(crate) booleans: Option<Box<[Option<BooleanColumn>]>>,
     /// The configured statement size bound, if any.
     pub(crate) max_bytes: Option<usize>,
     /// Bad-record budget and reject file, shared by all shards.

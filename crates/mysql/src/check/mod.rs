@@ -37,6 +37,7 @@ use ringpipe_pipeline::Value;
 
 use self::temporal::{compact_within, dropped_digits, first_delimiter, two_digit_year};
 use self::text::{is_four_digits, listed, padded, spells_number};
+use crate::encode::boolean::truth;
 use crate::wire::ColumnType;
 
 /// A check of one column's values, from its type.
@@ -77,8 +78,13 @@ pub(crate) enum Check {
     /// `BINARY(n)`: no fewer than `n` bytes (more is the server's to refuse).
     Binary(u64),
     /// `BIT`: bytes, not text that is empty or spells a number or a
-    /// boolean (the server would store the characters' bytes).
-    Bit,
+    /// boolean (the server would store the characters' bytes), except
+    /// that a `BIT(1)` (`words`) takes the words `true` and `false`, which
+    /// the sink sends as bits ([`crate::encode::boolean`]).
+    Bit {
+        /// It takes the words.
+        words: bool,
+    },
 }
 
 impl Check {
@@ -101,7 +107,9 @@ impl Check {
             "year" => Check::Year,
             "char" => Check::Char,
             "binary" => Check::Binary(column.octet_length?),
-            "bit" => Check::Bit,
+            "bit" => Check::Bit {
+                words: column.boolean.is_some(),
+            },
             _ => return None,
         })
     }
@@ -112,7 +120,7 @@ impl Check {
         let text = match (self, value) {
             (&Check::Binary(n), value) => return padded(value.as_bytes().len() as u64, n),
             // Bytes are a BIT value's own form.
-            (Check::Bit, Value::Bytes(_)) => return Ok(()),
+            (Check::Bit { .. }, Value::Bytes(_)) => return Ok(()),
             (_, Value::Text(text)) => text,
             // The server reads these columns' bytes as text; bytes that
             // are not text are its to refuse.
@@ -170,10 +178,11 @@ impl Check {
             {
                 Err(dropped_digits(text, digits))
             }
-            Check::Bit if text.is_empty() => {
+            Check::Bit { words: true } if truth(text).is_some() => Ok(()),
+            Check::Bit { .. } if text.is_empty() => {
                 Err("empty text, which a BIT column would store as 0".to_owned())
             }
-            Check::Bit if spells_number(text) => Err(format!(
+            Check::Bit { .. } if spells_number(text) => Err(format!(
                 "{text:?} would be stored as its characters' bytes, not as the number: a \
                  BIT column reads text as bits ('1' becomes 0x31, 49)"
             )),

@@ -3,6 +3,7 @@
 use ringpipe_pipeline::Value;
 
 use super::Check;
+use crate::encode::boolean::BooleanColumn;
 use crate::wire::ColumnType;
 
 fn column(data_type: &str, scale: Option<u64>, precision: Option<u8>) -> ColumnType {
@@ -13,7 +14,7 @@ fn column(data_type: &str, scale: Option<u64>, precision: Option<u8>) -> ColumnT
         numeric_scale: scale,
         octet_length: None,
         members: Vec::new(),
-        boolean: false,
+        boolean: None,
     }
 }
 
@@ -170,7 +171,7 @@ fn fractions_spelled_as_numbers_are_counted() {
 #[test]
 fn bits_refuse_numbers_spelled_as_text() {
     let bit = Check::for_column(&column("bit", None, None)).unwrap();
-    assert_eq!(bit, Check::Bit);
+    assert_eq!(bit, Check::Bit { words: false });
     for bad in [
         "", "1", "0", "255", "-1", "+7", "true", "FALSE", "0x1F", "0b101", "b'101'",
     ] {
@@ -183,6 +184,24 @@ fn bits_refuse_numbers_spelled_as_text() {
     assert!(bit.check(Value::Bytes(b"1")).is_ok());
     assert!(bit.check(Value::Bytes(&[])).is_ok());
     assert!(bit.check(Value::Bytes(&[0x01, 0xff])).is_ok());
+}
+
+#[test]
+fn a_bit_1_takes_the_words_true_and_false_only() {
+    let bit1 = Check::for_column(&ColumnType {
+        boolean: Some(BooleanColumn::Bit),
+        ..column("bit", None, None)
+    })
+    .unwrap();
+    assert_eq!(bit1, Check::Bit { words: true });
+    for ok in ["true", "FALSE", "True"] {
+        assert_eq!(bit1.check(Value::Text(ok)), Ok(()), "{ok}");
+    }
+    for bad in ["", "1", "0", " true"] {
+        assert!(bit1.check(Value::Text(bad)).is_err(), "{bad}");
+    }
+    // Other text is the server's to refuse: too long for one bit.
+    assert_eq!(bit1.check(Value::Text("t")), Ok(()));
 }
 
 #[test]

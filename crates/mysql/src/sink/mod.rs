@@ -30,7 +30,7 @@ use self::path::Path;
 use crate::batch::Batch;
 use crate::config::{BulkClient, WritePath};
 use crate::connect::{self, Session};
-use crate::encode::boolean::AsBooleans;
+use crate::encode::boolean::{AsBooleans, BooleanColumn};
 use crate::encode::insert::InsertEncoder;
 use crate::encode::Values;
 use crate::link::Link;
@@ -86,7 +86,7 @@ pub struct MysqlSink {
     /// The target's `BOOLEAN` columns (see [`Shared::booleans`]), this
     /// sink's own copy: [`Sink::write`] lends it to the rows while it
     /// borrows the sink mutably.
-    booleans: Option<Box<[bool]>>,
+    booleans: Option<Box<[Option<BooleanColumn>]>>,
 }
 
 impl MysqlSink {

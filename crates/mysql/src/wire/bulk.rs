@@ -26,6 +26,7 @@ use std::ops::Range;
 use super::framing::HEADER_ROOM;
 use super::typed::ParamKind;
 use crate::batch::Batch;
+use crate::encode::boolean::BooleanColumn;
 
 /// `COM_STMT_BULK_EXECUTE`.
 const COM_STMT_BULK_EXECUTE: u8 = 0xFA;
@@ -68,9 +69,9 @@ pub(crate) struct ColumnType {
     /// An `ENUM`'s or `SET`'s members, as declared (empty for other
     /// columns, and when the declaration could not be read).
     pub(crate) members: Vec<String>,
-    /// Declared `TINYINT(1)`, which `BOOLEAN` is: it takes the words
-    /// `true` and `false` ([`crate::encode::boolean`]).
-    pub(crate) boolean: bool,
+    /// Whether and how it takes the words `true` and `false`
+    /// ([`crate::encode::boolean`]).
+    pub(crate) boolean: Option<BooleanColumn>,
 }
 
 /// How each of `columns` travels in a bulk packet: integers, `DATETIME` and
@@ -219,7 +220,7 @@ mod tests {
             numeric_scale: None,
             octet_length: None,
             members: Vec::new(),
-            boolean: false,
+            boolean: None,
         }
     }
 

@@ -1,8 +1,9 @@
 //! The words `true` and `false`, in any case, land in a `BOOLEAN`
-//! (`TINYINT(1)`) column as 1 and 0 on every write path, as JSON Lines
-//! and XML give booleans; other spellings, and the words in any other
-//! integer column, are refused by the server as bad records, and a text
-//! column keeps the word.
+//! (`TINYINT(1)`) or `BIT(1)` column as 1 and 0 on every write path, as
+//! JSON Lines and XML give booleans; other spellings, and the words in any
+//! other integer or `BIT` column, are refused as bad records (by the
+//! server, or by the sink where the server would store them altered), and
+//! a text column keeps the word.
 
 use mysql::prelude::Queryable;
 use ringpipe_mysql::WritePath;
@@ -10,12 +11,15 @@ use ringpipe_pipeline::Value;
 
 use crate::common::*;
 
-/// The test table's columns after `id`.
-const COLUMNS: &[(&str, &str)] = &[
-    ("b", "BOOLEAN"),
-    ("bu", "TINYINT(1) UNSIGNED"),
-    ("n", "TINYINT"),
-    ("s", "VARCHAR(10)"),
+/// The test table's columns after `id`, with their types and how a value
+/// is read back as text.
+const COLUMNS: &[(&str, &str, &str)] = &[
+    ("b", "BOOLEAN", "CAST(b AS CHAR)"),
+    ("bu", "TINYINT(1) UNSIGNED", "CAST(bu AS CHAR)"),
+    ("n", "TINYINT", "CAST(n AS CHAR)"),
+    ("s", "VARCHAR(10)", "s"),
+    ("bit1", "BIT(1)", "CAST(bit1 + 0 AS CHAR)"),
+    ("bit8", "BIT(8)", "CAST(bit8 + 0 AS CHAR)"),
 ];
 
 /// One record per case: the column, the value (`None`: NULL), and what it
@@ -40,6 +44,11 @@ fn cases() -> Vec<Case> {
         ("bu", Some("false"), Ok(Some("0"))),
         ("n", Some("true"), Err(())),
         ("s", Some("true"), Ok(Some("true"))),
+        ("bit1", Some("true"), Ok(Some("1"))),
+        ("bit1", Some("FALSE"), Ok(Some("0"))),
+        ("bit1", Some("1"), Err(())),
+        ("bit1", Some("t"), Err(())),
+        ("bit8", Some("true"), Err(())),
     ]
 }
 
@@ -49,20 +58,27 @@ fn cases() -> Vec<Case> {
 fn load(path: WritePath) -> (Vec<Vec<Option<String>>>, Vec<u64>) {
     let table = format!("rp_mysql_booleans_{path:?}").to_lowercase();
     let _table = MysqlTable::fresh(&table);
-    create_with(&table, COLUMNS.iter().copied());
+    create_with(
+        &table,
+        COLUMNS.iter().map(|&(name, sql_type, _)| (name, sql_type)),
+    );
     let mut names = vec!["id"];
-    names.extend(COLUMNS.iter().map(|(name, _)| *name));
+    names.extend(COLUMNS.iter().map(|(name, ..)| *name));
     let values: Vec<_> = cases()
         .iter()
         .map(|(column, given, _)| {
-            let at = 1 + COLUMNS.iter().position(|(name, _)| name == column).unwrap();
+            let at = 1 + COLUMNS
+                .iter()
+                .position(|(name, ..)| name == column)
+                .unwrap();
             (at, given.map(Value::Text))
         })
         .collect();
     let rejects = write_cases(&table, &names, path, &values);
+    let read: Vec<&str> = COLUMNS.iter().map(|(.., read)| *read).collect();
     let select = format!(
-        "SELECT CAST(id AS CHAR), CAST(b AS CHAR), CAST(bu AS CHAR), CAST(n AS CHAR), s \
-         FROM `{table}` ORDER BY id"
+        "SELECT CAST(id AS CHAR), {} FROM `{table}` ORDER BY id",
+        read.join(", ")
     );
     let rows: Vec<mysql::Row> = conn().query(select).unwrap();
     let stored = rows
@@ -87,8 +103,12 @@ fn true_and_false_land_in_a_boolean_column_on_every_path() {
             refused.push(id as u64);
             continue;
         };
-        let mut row = vec![Some(id.to_string()), None, None, None, None];
-        let at = 1 + COLUMNS.iter().position(|(name, _)| name == column).unwrap();
+        let mut row = vec![None; 1 + COLUMNS.len()];
+        row[0] = Some(id.to_string());
+        let at = 1 + COLUMNS
+            .iter()
+            .position(|(name, ..)| name == column)
+            .unwrap();
         row[at] = value.map(str::to_owned);
         expected.push(row);
     }
