@@ -1,4 +1,4 @@
-//! The words `true` and `false` in a `BOOLEAN` column.
+//! The words `true` and `false` in a `BOOLEAN` or `BIT(1)` column.
 //!
 //! MariaDB and MySQL declare `BOOLEAN` as `TINYINT(1)` and read a value
 //! for it as an integer: in strict mode the text `'true'` is refused
