@@ -6,8 +6,8 @@
 //! ([`xml_cli`]), CSV into PostgreSQL and JSON Lines into MariaDB
 //! ([`ends_cli`]), every source into every sink killed and resumed
 //! ([`ends_resume`]) and through the library API ([`ends_api`]) and XML from real producers, mariadb-dump and PostgreSQL
-//! ([`xml_producers`]), CSV from a real producer, PostgreSQL
-//! ([`csv_producers`]), values a server would alter refused by both sinks
+//! ([`xml_producers`]), CSV and JSON Lines from a real producer,
+//! PostgreSQL ([`csv_producers`], [`json_producers`]), values a server would alter refused by both sinks
 //! ([`altered`]), the first or last record of a key kept in ignore, upsert
 //! and replace modes ([`order`]), the reject file across a resume
 //! ([`rejects`]), all against the real
@@ -23,6 +23,7 @@ mod csv_producers;
 mod ends_api;
 mod ends_cli;
 mod ends_resume;
+mod json_producers;
 mod messages;
 mod order;
 mod parts;
