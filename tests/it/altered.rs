@@ -36,7 +36,10 @@ fn refuses_what_would_be_altered(url: &str, table: &str) {
     assert!(!refused.status.success());
     let message = stderr(&refused);
     assert!(
-        message.contains("record 2") && message.contains("\"i\"") | message.contains("`i`"),
+        message.contains("record 2")
+            && (message.contains("\"i\"")
+                | message.contains("`i`")
+                | message.contains("column i:")),
         "{message}"
     );
     let rejects = dir.path().join("rejects.tsv");

@@ -4,8 +4,9 @@
 //! parses nothing (the figures are in `docs/benchmarks.md`). This module
 //! encodes the types whose text it can turn into that form exactly as the
 //! server's own input function would ([`Encoder`]): text types, json,
-//! jsonb, bytea, integers, floats and bool from any text their input
-//! functions take, and `numeric`, `timestamp` (without time zone) and
+//! jsonb, bytea, integers, floats and bool in the decimal and word
+//! spellings their input functions take (white space around them being
+//! ASCII, as theirs), and `numeric`, `timestamp` (without time zone) and
 //! `date` from their canonical text only (`-12.50`, `2024-02-29
 //! 12:00:00.5`, `2024-02-29`; see the `numeric` and `datetime` modules). A
 //! table with any other column type (timestamptz, whose text depends on the
@@ -15,7 +16,9 @@
 //! COPY's format is per statement, so each row is encoded in one format
 //! ([`RowFormat`]): binary when every value has its binary form, text when
 //! a numeric, timestamp or date value is not canonical (`1e5`, ` 12`,
-//! `NaN`, `2023-06-01T10:00:00`, `infinity`, `24:00:00`, ...). Such a row
+//! `NaN`, `2023-06-01T10:00:00`, `infinity`, `24:00:00`, ...) or another
+//! value is in a spelling not read here (a hexadecimal float, a no-break
+//! space around a number, `maybe` for a bool). Such a row
 //! is then read by the server's own parser, which stores it or refuses it
 //! with its message exactly as a text COPY of the whole table would. The
 //! sink sends each run of rows of one format as its own COPY, in order.

@@ -108,8 +108,9 @@ fn pg_rejects_in_a_staged_mode_and_from_the_encoder() {
     let target = PgTarget::new(config);
     let bad = [
         (2, [Some("2"), None, Some("null n")]), // 23502 at the merge
-        (4, [Some("x4"), Some("4"), Some("bad id")]), // refused by the binary encoder
+        (4, [Some("4294967296"), Some("4"), Some("bad id")]), // refused by the binary encoder
         (6, [Some("1"), Some("6"), Some("new\t1")]), // an upsert of row 1: good
+        (8, [Some("x8"), Some("8"), Some("bad id")]), // sent as text, refused by the server
     ];
     Import::new(target.clone())
         .batch_rows(8)
@@ -117,7 +118,7 @@ fn pg_rejects_in_a_staged_mode_and_from_the_encoder() {
         .unwrap();
     assert_eq!(target.binary(), Some(true));
     let got = rejects(&file);
-    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got.len(), 3, "{got:?}");
     assert!(
         got.iter().any(|(r, why)| *r == 2 && why.contains("23502")),
         "{got:?}"
@@ -126,10 +127,15 @@ fn pg_rejects_in_a_staged_mode_and_from_the_encoder() {
         got.iter().any(|(r, why)| *r == 4 && why.contains("\"id\"")),
         "{got:?}"
     );
+    assert!(
+        got.iter().any(|(r, why)| *r == 8 && why.contains("22P02")),
+        "{got:?}"
+    );
     let line = std::fs::read_to_string(&file).unwrap();
-    assert!(line.contains("\tx4\t4\tbad id\n"), "{line}");
+    assert!(line.contains("\t4294967296\t4\tbad id\n"), "{line}");
+    assert!(line.contains("\tx8\t8\tbad id\n"), "{line}");
     let ids = table.rows("id::text AS t, s", "id");
-    assert_eq!(ids.len(), 7, "{ids:?}");
+    assert_eq!(ids.len(), 6, "{ids:?}");
     assert_eq!(ids[0], vec![Some("1".into()), Some("new\t1".into())]);
 }
 
