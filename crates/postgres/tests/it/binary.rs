@@ -384,6 +384,64 @@ fn pg_binary_forms_are_the_servers_own() {
     assert!(compared > 40, "{compared}");
 }
 
+/// Every spelling of [`SCALARS`] (and a few more) the encoders put in
+/// binary is one the server reads, to the very bytes its `*send` function
+/// gives; every one they refuse outright the server refuses too.
+#[test]
+fn pg_binary_integer_float_and_bool_forms_are_the_servers_own() {
+    let mut client = client();
+    let cases = [
+        (Encoder::Int2, "int2send($1::text::int2)", 0),
+        (Encoder::Int4, "int4send($1::text::int4)", 0),
+        (Encoder::Int8, "int8send($1::text::int8)", 0),
+        (Encoder::Float4, "float4send($1::text::float4)", 1),
+        (Encoder::Float8, "float8send($1::text::float8)", 1),
+        (Encoder::Bool, "boolsend($1::text::bool)", 2),
+    ];
+    let more = [
+        "32767",
+        "-32768",
+        "32768",
+        "9223372036854775807",
+        "3.4e38",
+        "3.5e38",
+    ];
+    let (mut binary, mut refused) = (0, 0);
+    for (encoder, send, at) in cases {
+        for value in SCALARS[at].1.iter().chain(&more) {
+            let copy = CopyEncoder::new(Some(vec![encoder]), vec![false], vec!["c".into()]);
+            let mut row = Row::with_columns(1);
+            row.set(0, value);
+            let mut out = Vec::new();
+            let ours = copy.row(&row, &mut out);
+            let theirs = client.query_one(&format!("SELECT {send}"), &[value]);
+            match (ours, theirs) {
+                (Ok(RowFormat::Binary), Ok(theirs)) => {
+                    assert_eq!(
+                        out[6..],
+                        theirs.get::<_, Vec<u8>>(0),
+                        "{encoder:?} {value:?}"
+                    );
+                    binary += 1;
+                }
+                (Ok(RowFormat::Binary), Err(error)) => {
+                    panic!("{encoder:?} {value:?} encoded, the server refuses it: {error}")
+                }
+                (Err(ours), Ok(_)) => {
+                    panic!("{encoder:?} {value:?} refused ({ours}), the server reads it")
+                }
+                (Err(_), Err(_)) => refused += 1,
+                // Sent as text: the server reads it, whatever it makes of it.
+                (Ok(RowFormat::Text), _) => {}
+            }
+        }
+    }
+    assert!(
+        binary > 20 && refused > 3,
+        "{binary} binary, {refused} refused"
+    );
+}
+
 /// `value` COPYed into column `column` in text, then in binary: the two
 /// stored values as text, or the server's errors.
 fn copy_both(
