@@ -13,9 +13,10 @@ use crate::PgError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CopyFormat {
     /// Binary when every column's type has a binary encoding here, else
-    /// text. In binary, a row holding a numeric, timestamp or date value
-    /// not in its canonical spelling goes in its own text-format COPY (see
-    /// [`Encoder`](crate::Encoder)), so the server reads it as in text.
+    /// text. In binary, a row holding a value in a spelling the encoders
+    /// do not read (a numeric, timestamp or date not in its canonical
+    /// spelling, a hexadecimal float, ...) goes in its own text-format COPY
+    /// (see [`Encoder`](crate::Encoder)), so the server reads it as in text.
     #[default]
     Auto,
     /// `FORMAT binary`, with the same per-row text fallback as `Auto`; an
