@@ -83,9 +83,9 @@ pub struct MysqlSink {
     unsettled: Vec<Rejected>,
     /// Bad records the last successful commit diverted.
     last_diverted: u64,
-    /// The target's `BOOLEAN` columns (see [`Shared::booleans`]), this
-    /// sink's own copy: [`Sink::write`] lends it to the rows while it
-    /// borrows the sink mutably.
+    /// Which columns take the words `true` and `false` (see
+    /// [`Shared::booleans`]), this sink's own copy: [`Sink::write`] lends
+    /// it to the rows while it borrows the sink mutably.
     booleans: Option<Box<[Option<BooleanColumn>]>>,
 }
 
@@ -240,9 +240,9 @@ impl MysqlSink {
     }
 
     /// `row` as a bad record when a value of it would be stored altered
-    /// (see [`crate::check`]). The values are checked as given: in a
-    /// `BOOLEAN` column the words `true` and `false` pass the integer check
-    /// as the digits they are sent as do.
+    /// (see [`crate::check`]). The values are checked as given: the words
+    /// `true` and `false` pass a `BOOLEAN`'s integer check as the digits
+    /// they are sent as do, and a `BIT(1)`'s check lets them through.
     fn refuse(&self, row: &Row) -> Option<Rejected> {
         let checks = &self.target.checks;
         let (column, why) =

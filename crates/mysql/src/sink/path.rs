@@ -11,13 +11,14 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use mysql::LocalInfileHandler;
+
 use crate::config::WritePath;
 use crate::encode::{tsv, Values};
 use crate::link::Link;
 use crate::prepared::PreparedCache;
 use crate::statement::InsertShape;
 use crate::wire::BulkEncoder;
-use mysql::LocalInfileHandler;
 
 /// The state of the path a sink writes on.
 #[derive(Debug)]
