@@ -1,6 +1,7 @@
 //! XML written by real tools, imported back and compared exactly:
 //! `mariadb-dump --xml` of a table of every type, and PostgreSQL's
-//! `table_to_xml`. The tools are installed on the test machine (the
+//! `table_to_xml` (its booleans, `true` and `false`, into MariaDB's
+//! `BOOLEAN` and `BIT(1)`). The tools are installed on the test machine (the
 //! MariaDB and PostgreSQL clients come with the servers the suite needs);
 //! a missing tool fails the test, never skips it. Tables are `xml_prod_*`.
 
@@ -139,24 +140,26 @@ fn postgres_table_to_xml_with_nulls_either_way_imports_exactly() {
     let _tables = ["xml_prod_pg", "xml_prod_pg_expect"].map(MysqlTable::new);
     let _source = PgTable::fresh("xml_prod_pg");
     psql(
-        "CREATE TABLE xml_prod_pg (id int PRIMARY KEY, name text, data bytea, note varchar(50));
+        "CREATE TABLE xml_prod_pg (id int PRIMARY KEY, name text, data bytea, note varchar(50),
+           flag boolean, done boolean);
          INSERT INTO xml_prod_pg VALUES
-           (1, 'Zürich – 東京 🎉 <&>', '\\x00ff5c300d0a', NULL),
-           (2, NULL, NULL, ''),
-           (3, '  spaced  ', '\\x', 'x');",
+           (1, 'Zürich – 東京 🎉 <&>', '\\x00ff5c300d0a', NULL, true, false),
+           (2, NULL, NULL, '', NULL, NULL),
+           (3, '  spaced  ', '\\x', 'x', false, true);",
     );
     let mut db = conn();
     db.query_drop("DROP TABLE IF EXISTS xml_prod_pg").unwrap();
     db.query_drop(
-        "CREATE TABLE xml_prod_pg (id INT PRIMARY KEY, name TEXT, data BLOB, note VARCHAR(50)) \
-         CHARACTER SET utf8mb4",
+        "CREATE TABLE xml_prod_pg (id INT PRIMARY KEY, name TEXT, data BLOB, note VARCHAR(50), \
+         flag BOOLEAN, done BIT(1)) CHARACTER SET utf8mb4",
     )
     .unwrap();
     db.query_drop("CREATE TABLE xml_prod_pg_expect LIKE xml_prod_pg")
         .unwrap();
     db.query_drop(
         "INSERT INTO xml_prod_pg_expect VALUES
-         (1, 'Zürich – 東京 🎉 <&>', 0x00FF5C300D0A, NULL), (2, NULL, NULL, ''), (3, '  spaced  ', '', 'x')",
+         (1, 'Zürich – 東京 🎉 <&>', 0x00FF5C300D0A, NULL, 1, b'0'), (2, NULL, NULL, '', NULL, NULL), \
+         (3, '  spaced  ', '', 'x', 0, b'1')",
     )
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
