@@ -5,7 +5,6 @@
 //! keep) are refused as bad records on every write path, while an exact
 //! neighbour of each lands as given.
 
-use mysql::prelude::Queryable;
 use ringpipe_mysql::WritePath;
 use ringpipe_pipeline::Value;
 
@@ -13,7 +12,7 @@ use crate::common::*;
 
 /// The test table's columns after `id`, with their types and how a value
 /// is read back as text.
-const COLUMNS: &[(&str, &str, &str)] = &[
+const COLUMNS: &[CaseColumn] = &[
     ("d", "DATE", "CAST(`d` AS CHAR)"),
     ("dt", "DATETIME", "CAST(`dt` AS CHAR)"),
     ("ts", "TIMESTAMP NULL", "CAST(`ts` AS CHAR)"),
@@ -92,48 +91,26 @@ fn cases() -> Vec<(&'static str, Given, Option<&'static str>)> {
 /// stored cases as `(id, column, text)` and the reject file's lines.
 fn load(path: WritePath) -> (Vec<(u32, String, String)>, Vec<String>) {
     let table = format!("rp_mysql_altered_{path:?}").to_lowercase();
-    let _table = MysqlTable::fresh(&table);
-    create_with(
-        &table,
-        COLUMNS.iter().map(|&(name, sql_type, _)| (name, sql_type)),
-    );
-    let mut names = vec!["id"];
-    names.extend(COLUMNS.iter().map(|(name, ..)| *name));
     let values: Vec<_> = cases()
         .iter()
         .map(|(column, given, _)| {
-            let at = 1 + COLUMNS
-                .iter()
-                .position(|(name, ..)| name == column)
-                .unwrap();
             let value = match given {
                 Given::Text(text) => Value::Text(text),
                 Given::Bytes(bytes) => Value::Bytes(bytes),
             };
-            (at, Some(value))
+            (*column, Some(value))
         })
         .collect();
-    let lines = write_cases(&table, &names, path, &values);
-    let read: Vec<String> = COLUMNS
-        .iter()
-        .map(|(.., read)| (*read).to_owned())
-        .collect();
-    let rows: Vec<mysql::Row> = conn()
-        .query(format!(
-            "SELECT id, {} FROM `{table}` ORDER BY id",
-            read.join(", ")
-        ))
-        .unwrap();
+    let (rows, lines) = load_cases(&table, COLUMNS, path, &values);
     let stored = rows
         .into_iter()
-        .flat_map(|row| {
-            let id: u32 = row.get(0).unwrap();
-            (0..COLUMNS.len())
-                .filter_map(|i| {
-                    let text: Option<String> = row.get(i + 1).unwrap();
-                    text.map(|text| (id, COLUMNS[i].0.to_owned(), text))
+        .flat_map(|(id, values)| {
+            values
+                .into_iter()
+                .zip(COLUMNS)
+                .filter_map(move |(text, (name, ..))| {
+                    text.map(|text| (id, (*name).to_owned(), text))
                 })
-                .collect::<Vec<_>>()
         })
         .collect();
     (stored, lines)

@@ -5,7 +5,6 @@
 //! server, or by the sink where the server would store them altered), and
 //! a text column keeps the word.
 
-use mysql::prelude::Queryable;
 use ringpipe_mysql::WritePath;
 use ringpipe_pipeline::Value;
 
@@ -13,7 +12,7 @@ use crate::common::*;
 
 /// The test table's columns after `id`, with their types and how a value
 /// is read back as text.
-const COLUMNS: &[(&str, &str, &str)] = &[
+const COLUMNS: &[CaseColumn] = &[
     ("b", "BOOLEAN", "CAST(b AS CHAR)"),
     ("bu", "TINYINT(1) UNSIGNED", "CAST(bu AS CHAR)"),
     ("n", "TINYINT", "CAST(n AS CHAR)"),
@@ -53,38 +52,15 @@ fn cases() -> Vec<Case> {
 }
 
 /// Loads every case on `path` into a fresh table, in one batch: each
-/// stored record's column values (`id` first), and the record numbers of
-/// the reject file's lines.
-fn load(path: WritePath) -> (Vec<Vec<Option<String>>>, Vec<u64>) {
+/// stored record's id and column values, and the record numbers of the
+/// reject file's lines.
+fn load(path: WritePath) -> (Vec<StoredCase>, Vec<u64>) {
     let table = format!("rp_mysql_booleans_{path:?}").to_lowercase();
-    let _table = MysqlTable::fresh(&table);
-    create_with(
-        &table,
-        COLUMNS.iter().map(|&(name, sql_type, _)| (name, sql_type)),
-    );
-    let mut names = vec!["id"];
-    names.extend(COLUMNS.iter().map(|(name, ..)| *name));
     let values: Vec<_> = cases()
         .iter()
-        .map(|(column, given, _)| {
-            let at = 1 + COLUMNS
-                .iter()
-                .position(|(name, ..)| name == column)
-                .unwrap();
-            (at, given.map(Value::Text))
-        })
+        .map(|(column, given, _)| (*column, given.map(Value::Text)))
         .collect();
-    let rejects = write_cases(&table, &names, path, &values);
-    let read: Vec<&str> = COLUMNS.iter().map(|(.., read)| *read).collect();
-    let select = format!(
-        "SELECT CAST(id AS CHAR), {} FROM `{table}` ORDER BY id",
-        read.join(", ")
-    );
-    let rows: Vec<mysql::Row> = conn().query(select).unwrap();
-    let stored = rows
-        .iter()
-        .map(|row| (0..row.len()).map(|i| row.get(i).unwrap()).collect())
-        .collect();
+    let (stored, rejects) = load_cases(&table, COLUMNS, path, &values);
     let rejected = rejects
         .iter()
         .map(|line| line.split('\t').next().unwrap().parse().unwrap())
@@ -103,14 +79,13 @@ fn true_and_false_land_in_a_boolean_column_on_every_path() {
             refused.push(id as u64);
             continue;
         };
-        let mut row = vec![None; 1 + COLUMNS.len()];
-        row[0] = Some(id.to_string());
-        let at = 1 + COLUMNS
+        let mut row = vec![None; COLUMNS.len()];
+        let at = COLUMNS
             .iter()
             .position(|(name, ..)| name == column)
             .unwrap();
         row[at] = value.map(str::to_owned);
-        expected.push(row);
+        expected.push((id as u32, row));
     }
     for path in EVERY_PATH {
         let (stored, rejected) = load(path);

@@ -127,20 +127,35 @@ pub fn commit(sink: &mut MysqlSink) -> Result<(), MysqlError> {
     sink.commit(&checkpoint)
 }
 
-/// Writes one record per case into `table`, whose columns are `names`
-/// (`id` first), on `path`, all in one batch, with bad records diverted
-/// to a reject file, and commits it: record `i + 1`, on line `i + 2`, has
-/// the id `i + 1` and `cases[i]`'s value (`None`: NULL) in the column
-/// `cases[i]` names by its index. The reject file's lines.
-pub fn write_cases(
+/// A column of a case table after its `id`: name, SQL type, and the SQL
+/// that reads its value back as text.
+pub type CaseColumn = (&'static str, &'static str, &'static str);
+
+/// A stored case record: its id and its columns read back as text.
+pub type StoredCase = (u32, Vec<Option<String>>);
+
+/// Loads one record per case into a fresh `table` of `columns` (after an
+/// `id INT PRIMARY KEY`), dropped again before returning, on `path`, all
+/// in one batch, with bad records diverted to a reject file: record
+/// `i + 1`, on line `i + 2`, has the id `i + 1` and `cases[i]`'s value
+/// (`None`: NULL) in the column `cases[i]` names. Each stored record's
+/// id and its columns read back as text, and the reject file's lines.
+pub fn load_cases(
     table: &str,
-    names: &[&str],
+    columns: &[CaseColumn],
     path: WritePath,
-    cases: &[(usize, Option<Value<'_>>)],
-) -> Vec<String> {
+    cases: &[(&str, Option<Value<'_>>)],
+) -> (Vec<StoredCase>, Vec<String>) {
+    let _table = MysqlTable::fresh(table);
+    create_with(
+        table,
+        columns.iter().map(|&(name, sql_type, _)| (name, sql_type)),
+    );
+    let mut names = vec!["id"];
+    names.extend(columns.iter().map(|(name, ..)| *name));
     let dir = tempfile::tempdir().unwrap();
     let rejects = dir.path().join("rejects.tsv");
-    let config = SinkConfig::new(url(), table, names)
+    let config = SinkConfig::new(url(), table, &names)
         .write_path(path)
         .max_bad(1_000)
         .reject_file(&rejects);
@@ -148,11 +163,12 @@ pub fn write_cases(
     let mut sink = target.connect_sink(0).unwrap();
     let mut row = Row::with_columns(names.len());
     for (i, &(column, value)) in cases.iter().enumerate() {
+        let at = names.iter().position(|name| *name == column).unwrap();
         row.clear();
         row.set(0, &(i + 1).to_string());
         match value {
-            Some(Value::Text(text)) => row.set(column, text),
-            Some(Value::Bytes(bytes)) => row.set_bytes(column, bytes),
+            Some(Value::Text(text)) => row.set(at, text),
+            Some(Value::Bytes(bytes)) => row.set_bytes(at, bytes),
             None => {}
         }
         row.set_position(RecordPosition {
@@ -165,11 +181,26 @@ pub fn write_cases(
     }
     commit(&mut sink).unwrap();
     sink.close().unwrap();
-    std::fs::read_to_string(&rejects)
+    let read: Vec<&str> = columns.iter().map(|(.., read)| *read).collect();
+    let rows: Vec<mysql::Row> = conn()
+        .query(format!(
+            "SELECT id, {} FROM `{table}` ORDER BY id",
+            read.join(", ")
+        ))
+        .unwrap();
+    let stored = rows
+        .iter()
+        .map(|row| {
+            let values = (1..row.len()).map(|i| row.get(i).unwrap()).collect();
+            (row.get(0).unwrap(), values)
+        })
+        .collect();
+    let lines = std::fs::read_to_string(&rejects)
         .unwrap_or_default()
         .lines()
         .map(str::to_owned)
-        .collect()
+        .collect();
+    (stored, lines)
 }
 
 /// Writes one batch and commits it.
