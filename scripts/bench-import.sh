@@ -25,6 +25,9 @@
 #                            INSERT per record (slice)
 #   ringpipe --batch-rows 1  ringpipe --write-path insert --shards 1 --batch-rows 1 (slice)
 #   … (TCP)                  LOAD DATA and ringpipe again over TCP (prefer_socket=false)
+# On a machine of more than two CPUs (or with RINGPIPE_BENCH_PARTS above 2),
+# also ringpipe with as many shards (a region each) and as many LOAD DATA
+# and LOAD DATA INFILE of the TSV's parts at once as there are parts.
 # ringpipe's wire client moves itself to the server's Unix socket when the
 # host is this machine; then every baseline's client uses that socket too
 # (`mariadb --socket=@@socket`), and the TCP pair is a second table. Slices
@@ -51,6 +54,7 @@
 #                                 more contenders: ringpipe's default import
 #                                 with each of these flag sets (`;` between)
 #   RINGPIPE_BENCH_URL=mysql://…  the server (default: scripts/dev-db.sh's)
+#   RINGPIPE_BENCH_PARTS=N        parts for the N-way contenders (default: the CPUs, nproc)
 # Results: target/bench-import/runs.csv and results.md.
 set -euo pipefail
 
@@ -62,6 +66,8 @@ rows="${RINGPIPE_BENCH_ROWS:-1000000}"
 rounds="${RINGPIPE_BENCH_ROUNDS:-5}"
 slice="${RINGPIPE_BENCH_SLICE:-20000}"
 (( slice > rows )) && slice="$rows"
+parts="${RINGPIPE_BENCH_PARTS:-$(nproc)}"
+[[ "$parts" =~ ^[1-9][0-9]?$ ]] || die "RINGPIPE_BENCH_PARTS must be a number of parts from 1 to 99, not '$parts'"
 work="target/bench-import"
 table="bench_products"
 columns="id,sku,name,description,price,quantity,category,currency,updated"
@@ -92,7 +98,13 @@ csv="$work/products-$rows.csv"
 [[ -s "$csv" ]] || target/release/xml_to_csv "$xml" product "$columns" "$csv"
 [[ -s "$work/products-$slice.xml" ]] || "$bin" gen --rows "$slice" --out "$work/products-$slice.xml"
 head -n "$slice" "$tsv" > "$work/slice.tsv"
+rm -f "$work"/half-* "$work"/part-*
 split -n l/2 -d "$tsv" "$work/half-"
+part_files=()
+if (( parts > 2 )); then
+    split -n "l/$parts" -d "$tsv" "$work/part-"
+    part_files=("$work"/part-*)
+fi
 # The naive loader's input: one INSERT per record, as a plain client would
 # send them (autocommit on). The TSV's escapes (\\ \t \n \r \0) are string
 # literal escapes too; \N is NULL.
@@ -140,6 +152,13 @@ contenders=(
     "naive: 1 autocommitted INSERT per row, mariadb client (slice)|$transport|$slice|c_naive"
     "ringpipe --write-path insert --shards 1 --batch-rows 1 (slice)|$transport|$slice|c_ringpipe_row"
 )
+if (( parts > 2 )); then
+    contenders+=(
+        "ringpipe --shards $parts|$transport|$rows|c_ringpipe_with --shards $parts"
+        "$parts × LOAD DATA of the TSV's parts at once|$transport|$rows|c_load_data_parts"
+        "$parts × LOAD DATA INFILE of the TSV's parts at once|$transport|$rows|c_infile_parts"
+    )
+fi
 if [[ -n "$sock" ]]; then
     contenders+=("ringpipe|TCP|$rows|c_ringpipe_tcp" "LOAD DATA|TCP|$rows|c_load_data_tcp")
 fi
@@ -152,8 +171,8 @@ for flags in "${variants[@]}"; do
     contenders+=("ringpipe $flags|$transport|$rows|c_ringpipe_with $flags")
 done
 
-# Where the server-side loads read the TSV and its halves (see the header).
-SERVER_FILES=("$tsv" "$work/half-00" "$work/half-01")
+# Where the server-side loads read the TSV, its halves and its parts (see the header).
+SERVER_FILES=("$tsv" "$work/half-00" "$work/half-01" "${part_files[@]}")
 infile_reads() { # PATH: the one line the server reads from PATH with LOAD DATA INFILE
     sql -e "CREATE TEMPORARY TABLE ringpipe_probe (t text); LOAD DATA INFILE '$1' INTO TABLE ringpipe_probe; SELECT t FROM ringpipe_probe"
 }
@@ -164,7 +183,7 @@ if printf '%s\n' "${contenders[@]}" | grep -q '|c_infile'; then
         die "LOAD DATA INFILE needs the FILE privilege, which $DB_USER lacks here (GRANT FILE ON *.* TO …, or leave these contenders out with RINGPIPE_BENCH_ONLY)"
     priv="$(sql -e 'SELECT @@secure_file_priv')" confined=""
     if [[ "$priv" != NULL && -n "$priv" && "$(realpath "$tsv")" != "${priv%/}"/* ]]; then
-        log "secure_file_priv is $priv: the server reads files only under it; copying the TSV and its halves there (untimed)"
+        log "secure_file_priv is $priv: the server reads files only under it; copying the TSV and its parts there (untimed)"
         confined="$priv"
     fi
     server_files infile_reads "$confined" "${SERVER_FILES[@]}"
@@ -187,6 +206,8 @@ load_server() { sql -e "$(load_sql "$1" server)"; }
 c_load_data_halves() { at_once load_local "$work/half-00" "$work/half-01"; }
 c_infile() { load_server "${SERVER_FILES[0]}"; }
 c_infile_halves() { at_once load_server "${SERVER_FILES[1]}" "${SERVER_FILES[2]}"; }
+c_load_data_parts() { at_once load_local "${part_files[@]}"; }
+c_infile_parts() { at_once load_server "${SERVER_FILES[@]:3}"; }
 c_load_xml() {
     sql -e "LOAD XML LOCAL INFILE '$work/products-$slice.xml' INTO TABLE \`$table\` CHARACTER SET utf8mb4 ROWS IDENTIFIED BY '<product>'"
 }
@@ -204,7 +225,7 @@ run_one() { # ROUND ENTRY
     read -ra command <<< "$fn" # the function, and a variant's flags
     if [[ "$fn" == c_load_data_keys_after ]]; then fresh_table "$bare_ddl"; else fresh_table; fi
     # Inputs read once untimed: every run starts with its file in the page cache.
-    cat "$xml" "$tsv" "$csv" "$work/products-$slice.xml" "$work/naive.sql" "${SERVER_FILES[@]}" > /dev/null
+    cat "$xml" "$tsv" "$csv" "$work/products-$slice.xml" "$work/naive.sql" "${part_files[@]}" "${SERVER_FILES[@]}" > /dev/null
     local before after times state expect="$reference"
     (( n == rows )) || expect="$slice_reference"
     before="$(proc_cpu_ticks "$server_pid")"

@@ -19,6 +19,9 @@
 #   COPY FROM file  one `psql -c "COPY … FROM '/abs/path'"`: the server reads the
 #                   file itself, no data crosses the connection
 #   2 × COPY FROM file  the same of the two halves at once on two connections
+# On a machine of more than two CPUs (or with RINGPIPE_BENCH_PARTS above 2),
+# also ringpipe with as many shards and as many \copy and COPY FROM file of
+# the file's parts at once as there are parts.
 # The server-side copies need superuser or pg_read_server_files and the
 # server on this machine; they read the files in place when the server's OS
 # user reads a probe file made beside them, else copies made once, untimed,
@@ -44,6 +47,7 @@
 #   RINGPIPE_BENCH_ONLY='a|b'        only contenders whose name matches this ERE
 #   RINGPIPE_BENCH_PG_URL=postgres://…  the server (default: scripts/dev-pg.sh's)
 #   RINGPIPE_BENCH_ARGS='--shards 4' extra arguments for ringpipe import
+#   RINGPIPE_BENCH_PARTS=N           parts for the N-way contenders (default: the CPUs, nproc)
 # Results: target/bench-pg/runs.csv and results.md.
 set -euo pipefail
 
@@ -55,6 +59,8 @@ rows="${RINGPIPE_BENCH_ROWS:-1000000}"
 rounds="${RINGPIPE_BENCH_ROUNDS:-5}"
 only="${RINGPIPE_BENCH_ONLY:-.}"
 read -r -a extra <<< "${RINGPIPE_BENCH_ARGS:-}"
+parts="${RINGPIPE_BENCH_PARTS:-$(nproc)}"
+[[ "$parts" =~ ^[1-9][0-9]?$ ]] || die "RINGPIPE_BENCH_PARTS must be a number of parts from 1 to 99, not '$parts'"
 work="target/bench-pg"
 table="bench_pg_products"
 columns="id,sku,name,description,price,quantity,category,currency,updated"
@@ -74,8 +80,13 @@ csv="$work/products-$rows.csv"
 [[ -s "$xml" ]] || { log "generating $rows products"; "$bin" gen --rows "$rows" --out "$xml"; }
 [[ -s "$tsv" ]] || target/release/xml_to_tsv "$xml" product "$columns" "$tsv"
 [[ -s "$csv" ]] || target/release/xml_to_csv "$xml" product "$columns" "$csv"
-rm -f "$work"/half-*
+rm -f "$work"/half-* "$work"/part-*
 split -n l/2 -d "$tsv" "$work/half-"
+part_files=()
+if (( parts > 2 )); then
+    split -n "l/$parts" -d "$tsv" "$work/part-"
+    part_files=("$work"/part-*)
+fi
 
 ddl="SET client_min_messages = warning; DROP TABLE IF EXISTS $table;
 $("$bin" gen --ddl "$table" --dialect postgres)"
@@ -115,8 +126,8 @@ tck="$(getconf CLK_TCK)"
 copy_file() { sql -c "\\copy $table ($columns) FROM '$1'"; }
 copy_server() { sql -c "COPY $table ($columns) FROM '$1'"; }
 
-run_ringpipe() {
-    "$bin" import "$xml" --url "$url" --table "$table" --row product --quiet "${extra[@]}"
+run_ringpipe() { # [FLAG…]
+    "$bin" import "$xml" --url "$url" --table "$table" --row product --quiet "${extra[@]}" "$@"
 }
 run_ringpipe_csv() {
     "$bin" import "$csv" --url "$url" --table "$table" --null-string '\N' --quiet "${extra[@]}"
@@ -125,12 +136,19 @@ run_copy() { copy_file "$tsv"; }
 run_copy2() { at_once copy_file "$work/half-00" "$work/half-01"; }
 run_server_copy() { copy_server "${SERVER_FILES[0]}"; }
 run_server_copy2() { at_once copy_server "${SERVER_FILES[1]}" "${SERVER_FILES[2]}"; }
+run_ringpipe_parts() { run_ringpipe --shards "$parts"; }
+run_copy_parts() { at_once copy_file "${part_files[@]}"; }
+run_server_copy_parts() { at_once copy_server "${SERVER_FILES[@]:3}"; }
 
 names=("ringpipe" "ringpipe of the ready CSV" "\\copy" "2 × \\copy" "COPY FROM file (server reads the file)" "2 × COPY FROM file of its halves at once")
 fns=(run_ringpipe run_ringpipe_csv run_copy run_copy2 run_server_copy run_server_copy2)
+if (( parts > 2 )); then
+    names+=("ringpipe --shards $parts" "$parts × \\copy of its parts at once" "$parts × COPY FROM file of its parts at once")
+    fns+=(run_ringpipe_parts run_copy_parts run_server_copy_parts)
+fi
 
-# Where the server-side copies read the file and its halves (see the header).
-SERVER_FILES=("$tsv" "$work/half-00" "$work/half-01")
+# Where the server-side copies read the file, its halves and its parts (see the header).
+SERVER_FILES=("$tsv" "$work/half-00" "$work/half-01" "${part_files[@]}")
 trap 'rm -rf -- "${SERVER_COPIES:-}"' EXIT
 copy_reads() { # PATH: the one line the server reads from PATH with COPY FROM a file
     sql -c "CREATE TEMP TABLE ringpipe_probe (t text)" -c "COPY ringpipe_probe FROM '$1'" -c "SELECT t FROM ringpipe_probe"
@@ -158,7 +176,7 @@ for (( round = 0; round <= rounds; round++ )); do
         name="${names[$i]}"
         [[ "$name" =~ $only ]] || continue
         sql -c "$ddl" >/dev/null
-        cat "$xml" "$tsv" "$csv" "$work"/half-* "${SERVER_FILES[@]}" > /dev/null
+        cat "$xml" "$tsv" "$csv" "$work"/half-* "${part_files[@]}" "${SERVER_FILES[@]}" > /dev/null
         ! "$checkpoint" || sql -c "CHECKPOINT" >/dev/null
         before="$(cluster_ticks)"
         { TIMEFORMAT='%R %U %S'; time "${fns[$i]}" > /dev/null 2> "$work/run.err"; } 2> "$work/run.time" \

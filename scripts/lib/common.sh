@@ -116,14 +116,18 @@ json_field() {
     printf '%s\n' "${value:-0}"
 }
 
-# at_once FN ARG1 ARG2: `FN ARG1` and `FN ARG2` run at the same time; fails
-# when either fails (both are waited for).
+# at_once FN ARG...: `FN ARG` for every ARG, all at the same time; fails
+# when any fails (all are waited for).
 at_once() {
-    local a b rc=0
-    "$1" "$2" & a=$!
-    "$1" "$3" & b=$!
-    wait "$a" || rc=$?
-    wait "$b" || rc=$?
+    local fn=$1 pid rc=0
+    local -a pids=()
+    shift
+    for arg; do
+        "$fn" "$arg" & pids+=($!)
+    done
+    for pid in "${pids[@]}"; do
+        wait "$pid" || rc=$?
+    done
     return "$rc"
 }
 
