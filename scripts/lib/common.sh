@@ -119,7 +119,7 @@ json_field() {
 # at_once FN ARG...: `FN ARG` for every ARG, all at the same time; fails
 # when any fails (all are waited for).
 at_once() {
-    local fn=$1 pid rc=0
+    local fn=$1 arg pid rc=0
     local -a pids=()
     shift
     for arg; do
