@@ -5,14 +5,6 @@ use std::num::{IntErrorKind, ParseIntError};
 
 use super::Refusal;
 
-/// `text`, if it has no NUL (which PostgreSQL text cannot hold).
-pub(super) fn no_nul(text: &str) -> Result<&str, String> {
-    match memchr::memchr(0, text.as_bytes()).is_some() {
-        true => Err("PostgreSQL text cannot hold a NUL character".into()),
-        false => Ok(text),
-    }
-}
-
 /// `text` without the white space the server's input functions skip
 /// around a number or a boolean: the ASCII characters C's `isspace` takes,
 /// and no others (the server refuses a value with a no-break space).

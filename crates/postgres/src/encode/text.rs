@@ -1,16 +1,12 @@
 //! Rows in text COPY format: tab-separated, `\N` for NULL, backslash
 //! escapes, bytea as hex.
 
-use memchr::{memchr2, memchr3};
+use memchr::{memchr, memchr3};
 use ringpipe_pipeline::Row;
 
-/// Appends `row` as one text COPY line; `Err` with the column and reason
-/// for a value text COPY cannot carry (a NUL).
-pub(super) fn text_row(
-    bytea: &[bool],
-    row: &Row,
-    out: &mut Vec<u8>,
-) -> Result<(), (usize, String)> {
+/// Appends `row` as one text COPY line. A NUL goes as it is, for the
+/// server to refuse (its text types cannot hold one).
+pub(super) fn text_row(bytea: &[bool], row: &Row, out: &mut Vec<u8>) {
     for (index, value) in row.values().enumerate() {
         if index > 0 {
             out.push(b'\t');
@@ -23,16 +19,12 @@ pub(super) fn text_row(
                 // Most values need no escape: two vectorised scans, one copy.
                 match needs_escape(bytes) {
                     false => out.extend_from_slice(bytes),
-                    true if bytes.contains(&0) => {
-                        return Err((index, "PostgreSQL text cannot hold a NUL character".into()))
-                    }
-                    _ => escape(bytes, out),
+                    true => escape(bytes, out),
                 }
             }
         }
     }
     out.push(b'\n');
-    Ok(())
 }
 
 /// A bytea value in text COPY: `\\x` and hex digits (the backslash doubled
@@ -46,11 +38,11 @@ fn hex(bytes: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-/// Whether `bytes` holds a byte text COPY escapes (or refuses: NUL), by
-/// memchr's vectorised scans (fewer instructions than a byte loop over
-/// the catalogue's values, measured with callgrind).
+/// Whether `bytes` holds a byte text COPY escapes, by memchr's vectorised
+/// scans (fewer instructions than a byte loop over the catalogue's
+/// values, measured with callgrind).
 fn needs_escape(bytes: &[u8]) -> bool {
-    memchr3(b'\\', b'\t', b'\n', bytes).is_some() || memchr2(b'\r', 0, bytes).is_some()
+    memchr3(b'\\', b'\t', b'\n', bytes).is_some() || memchr(b'\r', bytes).is_some()
 }
 
 /// Text COPY escaping: backslash, tab, newline and carriage return.
@@ -80,7 +72,9 @@ mod tests {
         assert!(!needs_escape(
             b"plain text \xc3\xa9 long enough to span a vector of bytes"
         ));
-        for special in [0u8, b'\t', b'\n', b'\r', b'\\'] {
+        // A NUL goes as it is, for the server to refuse.
+        assert!(!needs_escape(b"a\0b"));
+        for special in [b'\t', b'\n', b'\r', b'\\'] {
             let mut value = vec![b'x'; 40];
             value[37] = special;
             assert!(needs_escape(&value), "{special}");

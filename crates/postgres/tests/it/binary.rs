@@ -304,6 +304,55 @@ fn pg_binary_integers_floats_and_bools_land_as_in_text_copy() {
 }
 
 #[test]
+fn pg_a_nul_in_text_is_refused_by_the_server_on_both_paths() {
+    let ddl = "CREATE TABLE {t} (id int PRIMARY KEY, t text, v varchar(8), c char(4), \
+               j json, jb jsonb)";
+    let columns = ["id", "t", "v", "c", "j", "jb"];
+    // Record k + 1 holds a NUL in column k (text as CSV or JSON Lines
+    // sources may carry it), in text and as bytes; the rest is clean.
+    let rows = || {
+        let mut rows: Vec<Vec<Cell>> = (1..=12)
+            .map(|id| {
+                let mut row = vec![Cell::Text(id.to_string())];
+                row.extend(["t", "v", "c", "\"j\"", "\"jb\""].map(|v| Cell::Text(v.into())));
+                row
+            })
+            .collect();
+        for (column, nul) in ["a\0b", "\0", "x\0", "\"\0\"", "\"a\0\""]
+            .iter()
+            .enumerate()
+        {
+            rows[column + 1][column + 1] = Cell::Text((*nul).into());
+        }
+        rows[7][1] = Cell::Bytes(b"a\0b".to_vec());
+        rows[9][2] = Cell::Text("tab\tand\0".into());
+        rows
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (name, format) in [("bin", CopyFormat::Auto), ("text", CopyFormat::Text)] {
+        let name = format!("pg_binary_nul_{name}");
+        let (_table, stored, refused) =
+            load_rows(&name, (ddl, &columns), rows(), format, dir.path());
+        assert_eq!(
+            refused.keys().copied().collect::<Vec<_>>(),
+            [2, 3, 4, 5, 6, 8, 10],
+            "{name}: {refused:?}"
+        );
+        for reason in refused.values() {
+            assert!(
+                reason.contains("22021") && reason.contains("0x00"),
+                "{name}: {reason}"
+            );
+        }
+        let ids: Vec<&str> = stored
+            .iter()
+            .map(|row| row[0].as_deref().unwrap().split(',').next().unwrap())
+            .collect();
+        assert_eq!(ids, ["(1", "(7", "(9", "(11", "(12"], "{name}");
+    }
+}
+
+#[test]
 fn pg_binary_numeric_timestamp_and_date_land_as_in_text_copy() {
     let dir = tempfile::tempdir().unwrap();
     let (_binary_table, binary, binary_bad) =
