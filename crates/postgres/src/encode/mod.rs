@@ -27,8 +27,8 @@
 //! alike (as MySQL stores text in a BLOB). Text goes as it is in either
 //! format: a NUL character, which PostgreSQL's text types cannot hold, is
 //! refused by the server as its own text COPY refuses it, and the sink's
-//! bisection sets that record aside with the server's message. (Scanning every
-//! value for one here would cost about 4% of the client's CPU:
+//! bisection sets that record aside with the server's message. (Scanning
+//! every value for one here would cost about 4% of the client's CPU:
 //! `docs/benchmarks.md`.)
 
 mod datetime;

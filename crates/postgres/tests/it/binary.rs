@@ -308,8 +308,9 @@ fn pg_a_nul_in_text_is_refused_by_the_server_on_both_paths() {
     let ddl = "CREATE TABLE {t} (id int PRIMARY KEY, t text, v varchar(8), c char(4), \
                j json, jb jsonb)";
     let columns = ["id", "t", "v", "c", "j", "jb"];
-    // Record k + 1 holds a NUL in column k (text as CSV or JSON Lines
-    // sources may carry it), in text and as bytes; the rest is clean.
+    // Records 2 to 6 hold a NUL in t, v, c, j and jb in turn (as CSV or
+    // JSON Lines text may), record 8 in a binary value, record 10 beside a
+    // tab (text COPY's escaping path); the rest are clean.
     let rows = || {
         let mut rows: Vec<Vec<Cell>> = (1..=12)
             .map(|id| {
