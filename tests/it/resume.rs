@@ -1,14 +1,15 @@
 //! Exactly-once resume through the binary: `kill -9` at several points of an
 //! import, then `--resume`, must leave the table a clean import leaves.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
 
 use crate::common::{
-    catalogue, checksum, conn, count, fresh_table, import, import_args, query_one, ringpipe, stderr,
+    catalogue, checksum, conn, count, fresh_table, import, import_args, query_one, ringpipe,
+    stderr, MysqlTable,
 };
 
 /// Starts an import of `file` into `table` in the background.
@@ -42,6 +43,18 @@ fn kill_after(child: &mut std::process::Child, table: &str, rows: u64) -> bool {
     true
 }
 
+/// A catalogue of `rows` in `dir`, and its import without interruption
+/// into `{table}_clean` (named, with its guard): what a resumed import
+/// into `table` must equal.
+fn cleanly_imported(dir: &Path, table: &str, rows: u64) -> (PathBuf, String, MysqlTable) {
+    let file = catalogue(dir, rows);
+    let clean_table = format!("{table}_clean");
+    let guard = fresh_table(&clean_table);
+    let clean = import(&file, &clean_table, &[]);
+    assert!(clean.status.success(), "{}", stderr(&clean));
+    (file, clean_table, guard)
+}
+
 fn checkpoint_rows(table: &str) -> u64 {
     query_one(&format!(
         "SELECT COUNT(*) FROM ringpipe_checkpoint WHERE target_table = '{table}'"
@@ -71,12 +84,7 @@ fn kill_9_five_times_then_resume_two_regions_of_two_round_robin_shards() {
 /// then a last `--resume` to the end: the table equals a clean import.
 fn kill_9_five_times_then_resume(table: &str, flags: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
-    let file = catalogue(dir.path(), 40_000);
-    let clean_table = format!("{table}_clean");
-    let _table = fresh_table(&clean_table);
-    let clean = import(&file, &clean_table, &[]);
-    assert!(clean.status.success(), "{}", stderr(&clean));
-
+    let (file, clean_table, _clean) = cleanly_imported(dir.path(), table, 40_000);
     let _table = fresh_table(table);
     let mut kills = 0;
     for (i, at) in [2_000u64, 9_000, 15_000, 24_000, 31_000]
@@ -116,6 +124,50 @@ fn kill_9_five_times_then_resume(table: &str, flags: &[&str]) {
     ));
     assert!(checkpoint_rows(table) > 0, "a finished import is marked");
     assert_eq!(unfinished, 0, "a finished import is marked complete");
+}
+
+#[test]
+fn resume_waits_for_a_transaction_holding_a_checkpoint() {
+    // A batch of a killed import may still be committing on its old
+    // connection, holding its shard's checkpoint row. The resume must read
+    // the checkpoints after that transaction ends: read from before it, it
+    // would start shard 0 behind the batch and later meet its checkpoint
+    // as another import's. Here another session holds the row; while it
+    // does, the resume writes nothing (shard 1 included), and after it the
+    // table equals a clean import.
+    let table = "res_waits";
+    let dir = tempfile::tempdir().unwrap();
+    let (file, clean_table, _clean) = cleanly_imported(dir.path(), table, 20_000);
+    let _table = fresh_table(table);
+    let mut child = spawn_import(&file, table, &["--shards", "2"]);
+    assert!(
+        kill_after(&mut child, table, 6_000),
+        "the import ended first"
+    );
+    let partial = count(table);
+    let mut holder = conn();
+    // READ COMMITTED: the locking read keeps only the row it matches.
+    holder
+        .query_drop("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+        .unwrap();
+    holder.query_drop("START TRANSACTION").unwrap();
+    holder
+        .query_drop(format!(
+            "SELECT 1 FROM ringpipe_checkpoint WHERE target_table = '{table}' AND shard = 0 \
+             FOR UPDATE"
+        ))
+        .unwrap();
+    let mut resume = spawn_import(&file, table, &["--shards", "2", "--resume"]);
+    std::thread::sleep(Duration::from_millis(1_500));
+    assert!(
+        resume.try_wait().unwrap().is_none(),
+        "the resume did not wait"
+    );
+    assert_eq!(count(table), partial, "rows written while the row was held");
+    holder.query_drop("ROLLBACK").unwrap();
+    assert!(resume.wait().unwrap().success());
+    assert_eq!(count(table), 20_000);
+    assert_eq!(checksum(table), checksum(&clean_table));
 }
 
 #[test]

@@ -161,7 +161,22 @@ pub struct ShardCheckpoint {
 /// When the server cannot be reached or the table read.
 pub fn checkpoint_rows(url: &str, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError> {
     let opts = SinkConfig::new(url, table, &[]).opts()?;
-    rows_of(&opts, table)
+    rows_of(&opts, table, Read::Plain)
+}
+
+/// How [`rows_of`] reads the checkpoint table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Read {
+    /// What is committed now (for display).
+    Plain,
+    /// A locking read (`LOCK IN SHARE MODE`), for a resume: it waits for
+    /// any transaction still holding a checkpoint row, or inserting one (a
+    /// batch whose import was killed may still be committing on a
+    /// connection the server has not yet seen close), and reads what that
+    /// transaction left, where a plain read would answer from before it
+    /// and the resume would later meet that batch's checkpoint as another
+    /// import's. A batch writes its checkpoint before its `COMMIT` is sent.
+    Locking,
 }
 
 /// A connection on which the checkpoint table exists in its current shape.
@@ -171,7 +186,7 @@ fn checkpoint_session(opts: &Opts) -> Result<Session, MysqlError> {
     Ok(session)
 }
 
-fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError> {
+fn rows_of(opts: &Opts, table: &str, read: Read) -> Result<Vec<ShardCheckpoint>, MysqlError> {
     let mut session = checkpoint_session(opts)?;
     let conn = session.conn.driver()?;
     type Columns = (
@@ -190,11 +205,17 @@ fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError>
     );
     // Read as plain rows and converted here: the driver's typed read
     // panics on a value out of its type (a negative count, hand-edited).
+    let lock = match read {
+        Read::Plain => "",
+        Read::Locking => " LOCK IN SHARE MODE",
+    };
     let rows: Vec<mysql::Row> = conn
         .exec(
-            "SELECT input, part, parts, shard, shards, region_start, last_record, records, \
-             diverted, rows_crc, complete, mapping FROM `ringpipe_checkpoint` WHERE target_table = ? \
-             ORDER BY input, part, shard",
+            format!(
+                "SELECT input, part, parts, shard, shards, region_start, last_record, records, \
+                 diverted, rows_crc, complete, mapping FROM `ringpipe_checkpoint` \
+                 WHERE target_table = ? ORDER BY input, part, shard{lock}"
+            ),
             (table,),
         )
         .map_err(|e| MysqlError::driver(e, "reading the checkpoints"))?;
@@ -258,7 +279,7 @@ fn rows_of(opts: &Opts, table: &str) -> Result<Vec<ShardCheckpoint>, MysqlError>
 
 /// Every checkpoint stored for `table`.
 pub(crate) fn stored(opts: &Opts, table: &str) -> Result<Vec<StoredCheckpoint>, MysqlError> {
-    let rows = rows_of(opts, table)?;
+    let rows = rows_of(opts, table, Read::Locking)?;
     Ok(rows.into_iter().map(|row| row.checkpoint).collect())
 }
 

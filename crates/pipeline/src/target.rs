@@ -71,6 +71,13 @@ pub trait Target: Sync {
     /// the import that committed it. The default: none (a target that
     /// cannot resume).
     ///
+    /// A resume starts from what this returns, so it must include a batch
+    /// still committing on a connection of an import that was killed (its
+    /// `COMMIT` sent, the server not yet done): wait for such a
+    /// transaction, e.g. with a locking read of the checkpoint rows it
+    /// holds. Read from before it, the resume would meet that batch's
+    /// checkpoint later as if another import had written it.
+    ///
     /// # Errors
     ///
     /// When the checkpoints cannot be read.

@@ -87,7 +87,23 @@ pub struct ShardCheckpoint {
 /// When the server cannot be reached or the table read.
 pub fn checkpoint_rows(url: &str, table: &str) -> Result<Vec<ShardCheckpoint>, PgError> {
     let (mut conn, checkpoints) = session(&PgConfig::new(url, table, &[]))?;
-    rows(&mut conn, &checkpoints, table)
+    rows(&mut conn, &checkpoints, table, Read::Plain)
+}
+
+/// How [`rows`] reads the checkpoint table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Read {
+    /// What is committed now (for display).
+    Plain,
+    /// A locking read (`FOR SHARE`), for a resume: it waits for any
+    /// transaction still holding a checkpoint row (a batch whose import
+    /// was killed may still be committing on a connection the server has
+    /// not yet seen close) and reads what that transaction left, where a
+    /// plain read would answer from before it and the resume would later
+    /// meet that batch's checkpoint as another import's. Every batch's
+    /// transaction writes its checkpoint row first, so it holds the row
+    /// before its `COMMIT` can be sent.
+    Locking,
 }
 
 /// Every checkpoint stored for `table`.
@@ -95,11 +111,16 @@ pub(crate) fn rows(
     conn: &mut Conn,
     checkpoints: &str,
     table: &str,
+    read: Read,
 ) -> Result<Vec<ShardCheckpoint>, PgError> {
     let sql = format!(
         "SELECT input, part, parts, shard, shards, last_record, records, complete, mapping, \
          region_start, rows_crc, diverted FROM {checkpoints} WHERE target_table = $1 \
-         ORDER BY input, part, shard"
+         ORDER BY input, part, shard{}",
+        match read {
+            Read::Plain => "",
+            Read::Locking => " FOR SHARE",
+        }
     );
     let rows = conn.query(&sql, &[&table], "reading the checkpoints")?;
     // A number out of its column's range (hand-edited) is refused, as the

@@ -143,7 +143,12 @@ impl Target for PgTarget {
 
     fn checkpoints(&self) -> Result<Vec<StoredCheckpoint>, PgError> {
         let (mut client, checkpoints) = self.client()?;
-        let rows = checkpoint::rows(&mut client, &checkpoints, &self.config.table)?;
+        let rows = checkpoint::rows(
+            &mut client,
+            &checkpoints,
+            &self.config.table,
+            checkpoint::Read::Locking,
+        )?;
         Ok(rows.into_iter().map(|row| row.checkpoint).collect())
     }
 

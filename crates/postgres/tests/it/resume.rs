@@ -326,3 +326,46 @@ fn pg_a_lock_timeout_is_replayed() {
     assert!(summary.rewinds >= 1, "{summary:?}");
     assert_eq!(table.hash().0, 100);
 }
+
+#[test]
+fn pg_resume_waits_for_a_transaction_holding_a_checkpoint() {
+    // A batch of a killed import may still be committing on its old
+    // connection, holding its shard's checkpoint row. A resume must read
+    // the checkpoints after it ends: a read from before would start shard
+    // 0 behind the batch and later meet its checkpoint as another
+    // import's. Here another session holds the row; while it does, the
+    // resume must write nothing (shard 1 included), and after, land exactly.
+    let name = "pg_resume_waits";
+    let mut table = Table::new(name, DDL);
+    let config = PgConfig::new(url(), name, &["id", "name"]);
+    let failure = import(Faulty::fail_at(PgTarget::new(config.clone()), (1, 4)))
+        .run(vec![Rows::numbered(ROWS)])
+        .unwrap_err();
+    assert!(failure.to_string().contains("injected"), "{failure}");
+    let (partial, _) = table.hash();
+    let mut holder = crate::common::client();
+    holder
+        .batch_execute(&format!(
+            "BEGIN; SELECT 1 FROM ringpipe_checkpoint WHERE target_table = '{name}' \
+             AND shard = 0 FOR UPDATE"
+        ))
+        .unwrap();
+    let resume = std::thread::spawn(move || {
+        import(PgTarget::new(config))
+            .resume(true)
+            .run(vec![Rows::numbered(ROWS)])
+            .map(|summary| summary.rows_written)
+            .map_err(|failure| failure.to_string())
+    });
+    std::thread::sleep(Duration::from_millis(1_500));
+    assert!(!resume.is_finished(), "the resume did not wait");
+    assert_eq!(
+        table.hash().0,
+        partial,
+        "rows written while the row was held"
+    );
+    holder.batch_execute("ROLLBACK").unwrap();
+    let written = resume.join().unwrap().unwrap();
+    assert_eq!(written as i64 + partial, ROWS as i64);
+    assert_eq!(table.hash(), reference("pg_resume_waits_ref"));
+}
