@@ -132,10 +132,54 @@ fn resume_waits_for_a_transaction_holding_a_checkpoint() {
     // connection, holding its shard's checkpoint row. The resume must read
     // the checkpoints after that transaction ends: read from before it, it
     // would start shard 0 behind the batch and later meet its checkpoint
-    // as another import's. Here another session holds the row; while it
-    // does, the resume writes nothing (shard 1 included), and after it the
-    // table equals a clean import.
+    // as another import's. Here another session holds the row (READ
+    // COMMITTED: its locking read keeps only the row it matches).
     let table = "res_waits";
+    resume_waits_for(
+        table,
+        &[
+            "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+            "START TRANSACTION",
+            &format!(
+                "SELECT 1 FROM ringpipe_checkpoint WHERE target_table = '{table}' \
+                 AND shard = 0 FOR UPDATE"
+            ),
+        ],
+        "ROLLBACK",
+    );
+}
+
+#[test]
+fn resume_waits_for_a_shards_first_checkpoint_still_committing() {
+    // A shard's first batch inserts its checkpoint row. A resume must wait
+    // for such a batch of a killed run as for any other: here another
+    // session holds shard 1's row inserted again, uncommitted, over shard
+    // 1's rows already stored. Read from before it, the resume would start
+    // shard 1 from its first record and stop at its checkpoint as another
+    // import's.
+    let table = "res_waits_first";
+    let shard_1 = format!("target_table = '{table}' AND shard = 1");
+    resume_waits_for(
+        table,
+        &[
+            &format!(
+                "CREATE TEMPORARY TABLE held AS SELECT * FROM ringpipe_checkpoint \
+                 WHERE {shard_1}"
+            ),
+            &format!("DELETE FROM ringpipe_checkpoint WHERE {shard_1}"),
+            "START TRANSACTION",
+            "INSERT INTO ringpipe_checkpoint SELECT * FROM held",
+        ],
+        "COMMIT",
+    );
+}
+
+/// Kills an import into `table`, runs `hold` in another session (the
+/// transaction a batch of the killed import would still have open), and
+/// resumes: while that session holds it, the resume must write nothing
+/// (either shard); once `release` ends it, the table must equal a clean
+/// import's.
+fn resume_waits_for(table: &str, hold: &[&str], release: &str) {
     let dir = tempfile::tempdir().unwrap();
     let (file, clean_table, _clean) = cleanly_imported(dir.path(), table, 20_000);
     let _table = fresh_table(table);
@@ -146,25 +190,17 @@ fn resume_waits_for_a_transaction_holding_a_checkpoint() {
     );
     let partial = count(table);
     let mut holder = conn();
-    // READ COMMITTED: the locking read keeps only the row it matches.
-    holder
-        .query_drop("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
-        .unwrap();
-    holder.query_drop("START TRANSACTION").unwrap();
-    holder
-        .query_drop(format!(
-            "SELECT 1 FROM ringpipe_checkpoint WHERE target_table = '{table}' AND shard = 0 \
-             FOR UPDATE"
-        ))
-        .unwrap();
+    for sql in hold {
+        holder.query_drop(*sql).unwrap();
+    }
     let mut resume = spawn_import(&file, table, &["--shards", "2", "--resume"]);
     std::thread::sleep(Duration::from_millis(1_500));
     assert!(
         resume.try_wait().unwrap().is_none(),
         "the resume did not wait"
     );
-    assert_eq!(count(table), partial, "rows written while the row was held");
-    holder.query_drop("ROLLBACK").unwrap();
+    assert_eq!(count(table), partial, "rows written while held");
+    holder.query_drop(release).unwrap();
     assert!(resume.wait().unwrap().success());
     assert_eq!(count(table), 20_000);
     assert_eq!(checksum(table), checksum(&clean_table));

@@ -95,14 +95,17 @@ pub fn checkpoint_rows(url: &str, table: &str) -> Result<Vec<ShardCheckpoint>, P
 pub(crate) enum Read {
     /// What is committed now (for display).
     Plain,
-    /// A locking read (`FOR SHARE`), for a resume: it waits for any
-    /// transaction still holding a checkpoint row (a batch whose import
-    /// was killed may still be committing on a connection the server has
-    /// not yet seen close) and reads what that transaction left, where a
-    /// plain read would answer from before it and the resume would later
-    /// meet that batch's checkpoint as another import's. Every batch's
-    /// transaction writes its checkpoint row first, so it holds the row
-    /// before its `COMMIT` can be sent.
+    /// A read after every transaction still writing the checkpoint table
+    /// has ended, for a resume (a batch whose import was killed may still
+    /// be committing on a connection the server has not yet seen close):
+    /// a plain read would answer from before such a batch, and the resume
+    /// would later meet its checkpoint as another import's. The read
+    /// takes the table in `SHARE` mode, which waits for every transaction
+    /// holding it in `ROW EXCLUSIVE` mode, as any that wrote a row of it
+    /// does; a row lock (`FOR SHARE`) would miss a shard's first batch,
+    /// whose checkpoint row nobody else sees until it commits. Every
+    /// batch's transaction writes its checkpoint row first, before its
+    /// `COMMIT` can be sent.
     Locking,
 }
 
@@ -116,13 +119,19 @@ pub(crate) fn rows(
     let sql = format!(
         "SELECT input, part, parts, shard, shards, last_record, records, complete, mapping, \
          region_start, rows_crc, diverted FROM {checkpoints} WHERE target_table = $1 \
-         ORDER BY input, part, shard{}",
-        match read {
-            Read::Plain => "",
-            Read::Locking => " FOR SHARE",
-        }
+         ORDER BY input, part, shard"
     );
-    let rows = conn.query(&sql, &[&table], "reading the checkpoints")?;
+    let what = "reading the checkpoints";
+    let rows = match read {
+        Read::Plain => conn.query(&sql, &[&table], what)?,
+        Read::Locking => conn.transaction(what, |conn| {
+            conn.batch_execute(
+                &format!("LOCK TABLE {checkpoints} IN SHARE MODE"),
+                "waiting for batches still committing",
+            )?;
+            conn.query(&sql, &[&table], what)
+        })?,
+    };
     // A number out of its column's range (hand-edited) is refused, as the
     // MySQL sink's unsigned reads refuse it: a negative `last_record` read
     // as 0 would mean "nothing committed", a digest read as "not known"

@@ -333,9 +333,48 @@ fn pg_resume_waits_for_a_transaction_holding_a_checkpoint() {
     // connection, holding its shard's checkpoint row. A resume must read
     // the checkpoints after it ends: a read from before would start shard
     // 0 behind the batch and later meet its checkpoint as another
-    // import's. Here another session holds the row; while it does, the
-    // resume must write nothing (shard 1 included), and after, land exactly.
+    // import's. Here another session writes the row, as a batch's
+    // checkpoint upsert does, and holds it.
     let name = "pg_resume_waits";
+    resume_waits_for(
+        name,
+        &[&format!(
+            "BEGIN; UPDATE ringpipe_checkpoint SET updated = now() \
+             WHERE target_table = '{name}' AND shard = 0"
+        )],
+        "ROLLBACK",
+    );
+}
+
+#[test]
+fn pg_resume_waits_for_a_shards_first_checkpoint_still_committing() {
+    // A shard's first batch inserts its checkpoint row, which no other
+    // session can see or lock before it commits. A resume must wait for
+    // such a batch of a killed run as for any other: here another session
+    // holds shard 1's row inserted again, uncommitted, over shard 1's rows
+    // already stored. Read from before it, the resume would start shard 1
+    // from its first record and stop at its checkpoint as another
+    // import's.
+    let name = "pg_resume_waits_first";
+    let shard_1 = format!("target_table = '{name}' AND shard = 1");
+    resume_waits_for(
+        name,
+        &[
+            &format!(
+                "CREATE TEMP TABLE held AS SELECT * FROM ringpipe_checkpoint WHERE {shard_1}; \
+                 DELETE FROM ringpipe_checkpoint WHERE {shard_1}"
+            ),
+            "BEGIN; INSERT INTO ringpipe_checkpoint SELECT * FROM held",
+        ],
+        "COMMIT",
+    );
+}
+
+/// Interrupts an import into `name`, runs `hold` in another session (the
+/// transaction a batch of the interrupted import would still have open),
+/// and resumes: while that session holds it, the resume must write nothing
+/// (either shard); once `release` ends it, the resume must land exactly.
+fn resume_waits_for(name: &str, hold: &[&str], release: &str) {
     let mut table = Table::new(name, DDL);
     let config = PgConfig::new(url(), name, &["id", "name"]);
     let failure = import(Faulty::fail_at(PgTarget::new(config.clone()), (1, 4)))
@@ -344,12 +383,9 @@ fn pg_resume_waits_for_a_transaction_holding_a_checkpoint() {
     assert!(failure.to_string().contains("injected"), "{failure}");
     let (partial, _) = table.hash();
     let mut holder = crate::common::client();
-    holder
-        .batch_execute(&format!(
-            "BEGIN; SELECT 1 FROM ringpipe_checkpoint WHERE target_table = '{name}' \
-             AND shard = 0 FOR UPDATE"
-        ))
-        .unwrap();
+    for sql in hold {
+        holder.batch_execute(sql).unwrap();
+    }
     let resume = std::thread::spawn(move || {
         import(PgTarget::new(config))
             .resume(true)
@@ -359,13 +395,9 @@ fn pg_resume_waits_for_a_transaction_holding_a_checkpoint() {
     });
     std::thread::sleep(Duration::from_millis(1_500));
     assert!(!resume.is_finished(), "the resume did not wait");
-    assert_eq!(
-        table.hash().0,
-        partial,
-        "rows written while the row was held"
-    );
-    holder.batch_execute("ROLLBACK").unwrap();
+    assert_eq!(table.hash().0, partial, "rows written while held");
+    holder.batch_execute(release).unwrap();
     let written = resume.join().unwrap().unwrap();
     assert_eq!(written as i64 + partial, ROWS as i64);
-    assert_eq!(table.hash(), reference("pg_resume_waits_ref"));
+    assert_eq!(table.hash(), reference(&format!("{name}_ref")));
 }
