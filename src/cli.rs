@@ -97,11 +97,12 @@ pub struct ImportArgs {
     /// How rows travel to the server (default: the fastest measured).
     #[arg(help_heading = "Performance", long, value_enum)]
     pub write_path: Option<WritePathArg>,
-    /// Who sends the bulk path's statements: our wire client, one statement
-    /// ahead of the server (it leaves TLS, compression and other
-    /// authentication plugins to the driver), or the `mysql` crate.
-    #[arg(help_heading = "Performance", long, value_enum, default_value_t = BulkClientArg::Wire)]
-    pub bulk_client: BulkClientArg,
+    /// Who sends the bulk path's statements (MySQL/MariaDB): our wire
+    /// client, one statement ahead of the server (it leaves TLS,
+    /// compression and other authentication plugins to the driver), or the
+    /// `mysql` crate (default: wire).
+    #[arg(help_heading = "Performance", long, value_enum)]
+    pub bulk_client: Option<BulkClientArg>,
     /// Sink connections, each committing its own share of every batch
     /// (default: 2; 1 in ignore, upsert and replace mode unless --any-order).
     #[arg(help_heading = "Performance", long = "shards", value_name = "SHARDS")]

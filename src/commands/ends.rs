@@ -38,6 +38,9 @@ pub fn check_args(args: &ImportArgs) -> Result<(), CliError> {
     if !postgres && copy {
         return usage("--write-path copy-binary|copy-text is for a postgres:// URL");
     }
+    if postgres && args.bulk_client.is_some() {
+        return usage("--bulk-client is for a mysql:// URL");
+    }
     let format = format(&args.input);
     if format != FormatArg::Xml {
         // Given to another format they would be ignored: a mapping, a

@@ -391,7 +391,7 @@ fn sink_config(args: &ImportArgs, columns: &[String]) -> SinkConfig {
     if let Some(path) = args.write_path.and_then(ends::mysql_write_path) {
         config = config.write_path(path);
     }
-    config = config.bulk_client(match args.bulk_client {
+    config = config.bulk_client(match args.bulk_client.unwrap_or(BulkClientArg::Wire) {
         BulkClientArg::Wire => BulkClient::Wire,
         BulkClientArg::Driver => BulkClient::Driver,
     });

@@ -108,6 +108,11 @@ fn cli_flags_of_the_other_sink_are_usage_errors() {
         assert!(stderr(&output).contains(why), "{}", stderr(&output));
     };
     refused("--write-path", "bulk", "copy-binary or copy-text");
+    refused(
+        "--bulk-client",
+        "driver",
+        "--bulk-client is for a mysql:// URL",
+    );
     // A delimiter that quotes fields is refused before anything is read.
     refused("--delimiter", "\"", "--delimiter: the delimiter cannot be");
 }
