@@ -9,19 +9,29 @@ use ringpipe_pipeline::Decode;
 use ringpipe_postgres::{is_postgres_url, CopyFormat, PgConfig};
 use ringpipe_text::{CsvSource, Format, JsonlSource, TextConfig, TextError};
 
+use super::sniff;
 use crate::cli::{FormatArg, ImportArgs, InputArgs, WritePathArg};
 use crate::error::CliError;
 use crate::hint;
 
-/// The input's format: `--format`, else the extension, else XML.
+/// The input's format: `--format`, else the extension, else for stdin
+/// what its first bytes make certain ([`check_input`] refuses stdin whose
+/// first bytes do not), else XML.
 pub fn format(input: &InputArgs) -> FormatArg {
-    input
-        .format
-        .unwrap_or(match Format::from_path(&input.file) {
-            Some(Format::Csv) => FormatArg::Csv,
-            Some(Format::Jsonl) => FormatArg::Jsonl,
-            None => FormatArg::Xml,
-        })
+    told(input).unwrap_or(FormatArg::Xml)
+}
+
+/// [`format()`], `None` for stdin whose first bytes do not tell it.
+fn told(input: &InputArgs) -> Option<FormatArg> {
+    if let Some(format) = input.format {
+        return Some(format);
+    }
+    match Format::from_path(&input.file) {
+        Some(Format::Csv) => Some(FormatArg::Csv),
+        Some(Format::Jsonl) => Some(FormatArg::Jsonl),
+        None if input.file.as_os_str() == "-" => sniff::stdin(),
+        None => Some(FormatArg::Xml),
+    }
 }
 
 /// Usage errors of flags that the chosen source or sink does not have.
@@ -64,6 +74,12 @@ pub fn check_args(args: &ImportArgs) -> Result<(), CliError> {
 /// delimiter CSV cannot have.
 pub fn check_input(input: &InputArgs) -> Result<(), CliError> {
     let usage = |why: &str| Err(CliError::Usage(why.into()));
+    if told(input).is_none() {
+        return usage(
+            "stdin starts with neither `<` (XML) nor `{` (JSON Lines): \
+             give its format, --format xml|csv|jsonl",
+        );
+    }
     if format(input) != FormatArg::Csv && (input.delimiter.is_some() || input.null_string.is_some())
     {
         return usage("--delimiter and --null-string are for CSV input");

@@ -5,5 +5,6 @@ pub mod doctor;
 mod ends;
 pub mod gen;
 pub mod import;
+mod sniff;
 pub mod status;
 pub mod tune;

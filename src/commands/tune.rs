@@ -132,10 +132,10 @@ fn check(args: &TuneArgs, postgres: bool) -> Result<(), CliError> {
             false => "--write-path: insert, prepared, load-data or bulk into MySQL/MariaDB",
         });
     }
-    ends::check_input(&args.input)?;
     if super::import::is_pipe(&args.input.file) {
         return bad("tune reads its sample once per cell: give it a file, not stdin or a pipe");
     }
+    ends::check_input(&args.input)?;
     if ends::format(&args.input) != FormatArg::Xml && args.row != "row" {
         return bad("--row is for XML input");
     }

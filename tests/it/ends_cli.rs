@@ -2,9 +2,11 @@
 //! PostgreSQL and a JSON Lines file into MariaDB, each landing exactly as
 //! the same catalogue imported from XML; JSON booleans into both servers'
 //! boolean columns; and the text inputs' defaults as dry runs (no
-//! server): a `.tsv` file's tab, an empty CSV file.
+//! server): a `.tsv` file's tab, an empty CSV file, stdin's format.
 
+use std::io::Write;
 use std::path::Path;
+use std::process::{Command, Stdio};
 
 use mysql::prelude::Queryable;
 
@@ -156,6 +158,65 @@ fn a_tsv_file_is_tab_separated_unless_a_delimiter_is_given() {
         assert_eq!(output.status.code(), Some(2), "{name}: {}", stderr(&output));
         assert!(
             stderr(&output).contains("[\"id\\tname\"]"),
+            "{}",
+            stderr(&output)
+        );
+    }
+}
+
+/// A dry run of `input` given on stdin, into the columns `id,name`, then
+/// `extra`.
+fn dry_run_stdin(input: &[u8], extra: &[&str]) -> std::process::Output {
+    let url = "mysql://nobody@127.0.0.1:1/none";
+    let mut args = vec!["import", "-", "--url", url, "--table", "t"];
+    args.extend(["--columns", "id,name", "--dry-run", "--json"]);
+    args.extend(extra);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ringpipe"))
+        .args(&args)
+        .env_remove("RINGPIPE_MYSQL_URL")
+        .env_remove("RINGPIPE_URL")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn stdin_is_read_in_the_format_its_first_bytes_make_certain_or_needs_format() {
+    let gzip = |text: &[u8]| {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), Default::default());
+        gz.write_all(text).unwrap();
+        gz.finish().unwrap()
+    };
+    let xml = b"\n<rows><row><id>1</id><name>a</name></row></rows>\n".to_vec();
+    let jsonl = b"{\"id\": 1, \"name\": \"a\"}\n".to_vec();
+    let csv = b"id,name\n1,a\n".to_vec();
+    let cases: [(&str, Vec<u8>, &[&str]); 5] = [
+        ("xml", xml.clone(), &[]),
+        ("xml.gz", gzip(&xml), &[]),
+        ("jsonl", jsonl.clone(), &[]),
+        ("jsonl.gz", gzip(&jsonl), &[]),
+        ("csv with --format", csv.clone(), &["--format", "csv"]),
+    ];
+    for (name, input, extra) in cases {
+        let output = dry_run_stdin(&input, extra);
+        assert!(output.status.success(), "{name}: {}", stderr(&output));
+        let report: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+        assert_eq!(
+            report["preview"],
+            serde_json::json!([{"id": "1", "name": "a"}]),
+            "{name}"
+        );
+    }
+    // A CSV header could start with any character: no guess.
+    for input in [csv, gzip(b"id,name\n1,a\n"), Vec::new()] {
+        let output = dry_run_stdin(&input, &[]);
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(
+            stderr(&output).contains("give its format, --format xml|csv|jsonl"),
             "{}",
             stderr(&output)
         );
