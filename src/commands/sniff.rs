@@ -27,8 +27,9 @@ pub fn stdin() -> Option<FormatArg> {
 
 /// The format that `head`, an input's first bytes, makes certain: after a
 /// UTF-8 byte-order mark and whitespace, `<` is XML and `{` JSON Lines;
-/// anything else (a CSV header could start with any character) tells
-/// nothing. Gzip is looked into.
+/// a UTF-16 or UTF-32 byte-order mark, or `<` in one of those encodings,
+/// is XML (only XML is read in them); anything else (a CSV header could
+/// start with any character) tells nothing. Gzip is looked into.
 pub fn of(head: &[u8]) -> Option<FormatArg> {
     if head.starts_with(&[0x1f, 0x8b]) {
         let mut text = Vec::with_capacity(LOOK);
@@ -43,6 +44,17 @@ pub fn of(head: &[u8]) -> Option<FormatArg> {
 }
 
 fn of_text(text: &[u8]) -> Option<FormatArg> {
+    const WIDE: [&[u8]; 6] = [
+        b"\xff\xfe",
+        b"\xfe\xff",
+        b"\0\0\xfe\xff",
+        b"<\0",
+        b"\0<",
+        b"\0\0\0<",
+    ];
+    if WIDE.iter().any(|start| text.starts_with(start)) {
+        return Some(FormatArg::Xml);
+    }
     let text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
     match text.iter().find(|byte| !byte.is_ascii_whitespace())? {
         b'<' => Some(FormatArg::Xml),
@@ -69,6 +81,12 @@ mod tests {
         assert_eq!(of(b"\xef\xbb\xbf\n  <r/>"), Some(FormatArg::Xml));
         assert_eq!(of(b"{\"id\": 1}\n"), Some(FormatArg::Jsonl));
         assert_eq!(of(b"\r\n\t{\"id\": 1}"), Some(FormatArg::Jsonl));
+        assert_eq!(
+            of(b"\xff\xfe<\0r\0/\0>\0"),
+            Some(FormatArg::Xml),
+            "UTF-16LE"
+        );
+        assert_eq!(of(b"\0<\0r\0/\0>"), Some(FormatArg::Xml), "UTF-16BE");
     }
 
     #[test]
