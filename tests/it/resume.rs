@@ -135,7 +135,7 @@ fn resume_waits_for_a_transaction_holding_a_checkpoint() {
     // as another import's. Here another session holds the row (READ
     // COMMITTED: its locking read keeps only the row it matches).
     let table = "res_waits";
-    resume_waits_for(
+    import_waits_for(
         table,
         &[
             "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
@@ -146,6 +146,7 @@ fn resume_waits_for_a_transaction_holding_a_checkpoint() {
             ),
         ],
         "ROLLBACK",
+        &["--resume"],
     );
 }
 
@@ -158,28 +159,40 @@ fn resume_waits_for_a_shards_first_checkpoint_still_committing() {
     // shard 1 from its first record and stop at its checkpoint as another
     // import's.
     let table = "res_waits_first";
+    let hold = first_checkpoint_held(table);
+    let hold: Vec<&str> = hold.iter().map(String::as_str).collect();
+    import_waits_for(table, &hold, "COMMIT", &["--resume"]);
+}
+
+#[test]
+fn a_fresh_import_waits_for_a_shards_first_checkpoint_still_committing() {
+    // The same batch, met by a fresh import (truncating the table):
+    // clearing the checkpoints before it commits would leave its row
+    // behind, and the import would stop at it as another import's.
+    let table = "fresh_waits_first";
+    let hold = first_checkpoint_held(table);
+    let hold: Vec<&str> = hold.iter().map(String::as_str).collect();
+    import_waits_for(table, &hold, "COMMIT", &["--mode", "truncate"]);
+}
+
+/// Statements that hold shard 1's checkpoint row of `table` inserted
+/// again, uncommitted, as its first batch would.
+fn first_checkpoint_held(table: &str) -> [String; 4] {
     let shard_1 = format!("target_table = '{table}' AND shard = 1");
-    resume_waits_for(
-        table,
-        &[
-            &format!(
-                "CREATE TEMPORARY TABLE held AS SELECT * FROM ringpipe_checkpoint \
-                 WHERE {shard_1}"
-            ),
-            &format!("DELETE FROM ringpipe_checkpoint WHERE {shard_1}"),
-            "START TRANSACTION",
-            "INSERT INTO ringpipe_checkpoint SELECT * FROM held",
-        ],
-        "COMMIT",
-    );
+    [
+        format!("CREATE TEMPORARY TABLE held AS SELECT * FROM ringpipe_checkpoint WHERE {shard_1}"),
+        format!("DELETE FROM ringpipe_checkpoint WHERE {shard_1}"),
+        "START TRANSACTION".to_owned(),
+        "INSERT INTO ringpipe_checkpoint SELECT * FROM held".to_owned(),
+    ]
 }
 
 /// Kills an import into `table`, runs `hold` in another session (the
 /// transaction a batch of the killed import would still have open), and
-/// resumes: while that session holds it, the resume must write nothing
-/// (either shard); once `release` ends it, the table must equal a clean
-/// import's.
-fn resume_waits_for(table: &str, hold: &[&str], release: &str) {
+/// starts again with `again` (`--resume`, or a fresh start): while that
+/// session holds it, the import must write nothing (either shard); once
+/// `release` ends it, the table must equal a clean import's.
+fn import_waits_for(table: &str, hold: &[&str], release: &str, again: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let (file, clean_table, _clean) = cleanly_imported(dir.path(), table, 20_000);
     let _table = fresh_table(table);
@@ -193,11 +206,11 @@ fn resume_waits_for(table: &str, hold: &[&str], release: &str) {
     for sql in hold {
         holder.query_drop(*sql).unwrap();
     }
-    let mut resume = spawn_import(&file, table, &["--shards", "2", "--resume"]);
+    let mut resume = spawn_import(&file, table, &[&["--shards", "2"], again].concat());
     std::thread::sleep(Duration::from_millis(1_500));
     assert!(
         resume.try_wait().unwrap().is_none(),
-        "the resume did not wait"
+        "the import did not wait"
     );
     assert_eq!(count(table), partial, "rows written while held");
     holder.query_drop(release).unwrap();

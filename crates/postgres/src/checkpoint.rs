@@ -96,16 +96,11 @@ pub(crate) enum Read {
     /// What is committed now (for display).
     Plain,
     /// A read after every transaction still writing the checkpoint table
-    /// has ended, for a resume (a batch whose import was killed may still
-    /// be committing on a connection the server has not yet seen close):
-    /// a plain read would answer from before such a batch, and the resume
-    /// would later meet its checkpoint as another import's. The read
-    /// takes the table in `SHARE` mode, which waits for every transaction
-    /// holding it in `ROW EXCLUSIVE` mode, as any that wrote a row of it
-    /// does; a row lock (`FOR SHARE`) would miss a shard's first batch,
-    /// whose checkpoint row nobody else sees until it commits. Every
-    /// batch's transaction writes its checkpoint row first, before its
-    /// `COMMIT` can be sent.
+    /// has ended ([`after_writers`]), for a resume: a plain read would
+    /// answer from before a batch of a killed import still committing, and
+    /// the resume would later meet its checkpoint as another import's.
+    /// Every batch's transaction writes its checkpoint row first, before
+    /// its `COMMIT` can be sent.
     Locking,
 }
 
@@ -124,11 +119,7 @@ pub(crate) fn rows(
     let what = "reading the checkpoints";
     let rows = match read {
         Read::Plain => conn.query(&sql, &[&table], what)?,
-        Read::Locking => conn.transaction(what, |conn| {
-            conn.batch_execute(
-                &format!("LOCK TABLE {checkpoints} IN SHARE MODE"),
-                "waiting for batches still committing",
-            )?;
+        Read::Locking => after_writers(conn, checkpoints, TableLock::ToRead, what, |conn| {
             conn.query(&sql, &[&table], what)
         })?,
     };
@@ -186,8 +177,10 @@ pub(crate) fn rows(
 /// Forgets every checkpoint of `table`.
 pub(crate) fn clear(conn: &mut Conn, checkpoints: &str, table: &str) -> Result<(), PgError> {
     let sql = format!("DELETE FROM {checkpoints} WHERE target_table = $1");
-    conn.execute(&sql, &[&table], "clearing the checkpoints")
-        .map(drop)
+    let what = "clearing the checkpoints";
+    after_writers(conn, checkpoints, TableLock::ToDelete, what, |conn| {
+        conn.execute(&sql, &[&table], what).map(drop)
+    })
 }
 
 /// Forgets the checkpoints of `identity`'s part of its input in `table`.
@@ -200,8 +193,47 @@ pub(crate) fn clear_part(
     let sql =
         format!("DELETE FROM {checkpoints} WHERE target_table = $1 AND input = $2 AND part = $3");
     let params: [&(dyn ToSql + Sync); 3] = [&table, &identity.input, &(identity.part.index as i32)];
-    conn.execute(&sql, &params, "clearing the part's checkpoints")
-        .map(drop)
+    let what = "clearing the part's checkpoints";
+    after_writers(conn, checkpoints, TableLock::ToDelete, what, |conn| {
+        conn.execute(&sql, &params, what).map(drop)
+    })
+}
+
+/// The lock [`after_writers`] takes on the checkpoint table: each
+/// conflicts with `ROW EXCLUSIVE`, which every transaction that wrote a
+/// row of the table holds until it ends.
+#[derive(Debug, Clone, Copy)]
+enum TableLock {
+    /// `SHARE`: other readers go on.
+    ToRead,
+    /// `SHARE ROW EXCLUSIVE`: one deleter at a time.
+    ToDelete,
+}
+
+/// Runs `work` in a transaction once every transaction still writing the
+/// checkpoint table has ended, holding the table in `lock`, which also
+/// keeps new writers out until `work` is done. A batch of a killed import
+/// may still be committing on a connection the server has not yet seen
+/// close; a row lock would not wait for its shard's first checkpoint row,
+/// an insert nobody else sees until it commits.
+fn after_writers<T>(
+    conn: &mut Conn,
+    checkpoints: &str,
+    lock: TableLock,
+    what: &str,
+    work: impl FnOnce(&mut Conn) -> Result<T, PgError>,
+) -> Result<T, PgError> {
+    let mode = match lock {
+        TableLock::ToRead => "SHARE",
+        TableLock::ToDelete => "SHARE ROW EXCLUSIVE",
+    };
+    conn.transaction(what, |conn| {
+        conn.batch_execute(
+            &format!("LOCK TABLE {checkpoints} IN {mode} MODE"),
+            "waiting for batches still committing",
+        )?;
+        work(conn)
+    })
 }
 
 /// Marks every shard of `identity`'s part complete in one statement (a

@@ -336,13 +336,14 @@ fn pg_resume_waits_for_a_transaction_holding_a_checkpoint() {
     // import's. Here another session writes the row, as a batch's
     // checkpoint upsert does, and holds it.
     let name = "pg_resume_waits";
-    resume_waits_for(
+    import_waits_for(
         name,
         &[&format!(
             "BEGIN; UPDATE ringpipe_checkpoint SET updated = now() \
              WHERE target_table = '{name}' AND shard = 0"
         )],
         "ROLLBACK",
+        true,
     );
 }
 
@@ -356,48 +357,64 @@ fn pg_resume_waits_for_a_shards_first_checkpoint_still_committing() {
     // from its first record and stop at its checkpoint as another
     // import's.
     let name = "pg_resume_waits_first";
+    import_waits_for(name, &first_checkpoint_held(name), "COMMIT", true);
+}
+
+#[test]
+fn pg_a_fresh_import_waits_for_a_shards_first_checkpoint_still_committing() {
+    // The same batch, met by a fresh import of the emptied table: clearing
+    // the checkpoints before it commits would leave its row behind, and
+    // the import would stop at it as another import's.
+    let name = "pg_fresh_waits_first";
+    import_waits_for(name, &first_checkpoint_held(name), "COMMIT", false);
+}
+
+/// Statements that hold shard 1's checkpoint row of `name` inserted again,
+/// uncommitted, as its first batch would.
+fn first_checkpoint_held(name: &str) -> [String; 2] {
     let shard_1 = format!("target_table = '{name}' AND shard = 1");
-    resume_waits_for(
-        name,
-        &[
-            &format!(
-                "CREATE TEMP TABLE held AS SELECT * FROM ringpipe_checkpoint WHERE {shard_1}; \
-                 DELETE FROM ringpipe_checkpoint WHERE {shard_1}"
-            ),
-            "BEGIN; INSERT INTO ringpipe_checkpoint SELECT * FROM held",
-        ],
-        "COMMIT",
-    );
+    [
+        format!(
+            "CREATE TEMP TABLE held AS SELECT * FROM ringpipe_checkpoint WHERE {shard_1}; \
+             DELETE FROM ringpipe_checkpoint WHERE {shard_1}"
+        ),
+        "BEGIN; INSERT INTO ringpipe_checkpoint SELECT * FROM held".to_owned(),
+    ]
 }
 
 /// Interrupts an import into `name`, runs `hold` in another session (the
 /// transaction a batch of the interrupted import would still have open),
-/// and resumes: while that session holds it, the resume must write nothing
-/// (either shard); once `release` ends it, the resume must land exactly.
-fn resume_waits_for(name: &str, hold: &[&str], release: &str) {
+/// and starts again, resuming or (`resume` false) afresh on the emptied
+/// table: while that session holds it, the import must write nothing
+/// (either shard); once `release` ends it, the table must equal an
+/// uninterrupted import's.
+fn import_waits_for(name: &str, hold: &[impl AsRef<str>], release: &str, resume: bool) {
     let mut table = Table::new(name, DDL);
     let config = PgConfig::new(url(), name, &["id", "name"]);
     let failure = import(Faulty::fail_at(PgTarget::new(config.clone()), (1, 4)))
         .run(vec![Rows::numbered(ROWS)])
         .unwrap_err();
     assert!(failure.to_string().contains("injected"), "{failure}");
-    let (partial, _) = table.hash();
     let mut holder = crate::common::client();
-    for sql in hold {
-        holder.batch_execute(sql).unwrap();
+    if !resume {
+        holder.batch_execute(&format!("TRUNCATE {name}")).unwrap();
     }
-    let resume = std::thread::spawn(move || {
+    let (before, _) = table.hash();
+    for sql in hold {
+        holder.batch_execute(sql.as_ref()).unwrap();
+    }
+    let again = std::thread::spawn(move || {
         import(PgTarget::new(config))
-            .resume(true)
+            .resume(resume)
             .run(vec![Rows::numbered(ROWS)])
             .map(|summary| summary.rows_written)
             .map_err(|failure| failure.to_string())
     });
     std::thread::sleep(Duration::from_millis(1_500));
-    assert!(!resume.is_finished(), "the resume did not wait");
-    assert_eq!(table.hash().0, partial, "rows written while held");
+    assert!(!again.is_finished(), "the import did not wait");
+    assert_eq!(table.hash().0, before, "rows written while held");
     holder.batch_execute(release).unwrap();
-    let written = resume.join().unwrap().unwrap();
-    assert_eq!(written as i64 + partial, ROWS as i64);
+    let written = again.join().unwrap().unwrap();
+    assert_eq!(written as i64 + before, ROWS as i64);
     assert_eq!(table.hash(), reference(&format!("{name}_ref")));
 }
