@@ -18,9 +18,13 @@ use crate::common::{self, Rows, Table};
 /// The simple-query message `COMMIT` as the driver sends it.
 const COMMIT: &[u8] = b"Q\0\0\0\x0bCOMMIT\0";
 
-/// A proxy to the test server that cuts the `cut`-th `COMMIT` (1-based,
-/// over all its connections) after the server received it. Returns the
-/// URL through it.
+/// The start of a sink's `COPY` statement, as it is prepared.
+const COPY: &[u8] = b"COPY ";
+
+/// A proxy to the test server that cuts the `cut`-th `COMMIT` of a batch
+/// (1-based, over all its connections; a batch's connection is one that
+/// sent a `COPY`, so the target's own transactions do not count) after
+/// the server received it. Returns the URL through it.
 fn proxy(cut: usize) -> String {
     let seen = Arc::new(AtomicUsize::new(0));
     common::proxy(move |client, server| relay(client, server, cut, Arc::clone(&seen)))
@@ -49,8 +53,10 @@ fn relay(client: TcpStream, server: TcpStream, cut: usize, seen: Arc<AtomicUsize
     let (mut from_client, mut to_server) = (client, server);
     std::thread::spawn(move || {
         let mut buf = [0u8; 65536];
+        let mut sink = false;
         while let Ok(n @ 1..) = from_client.read(&mut buf) {
-            let commit = buf[..n].windows(COMMIT.len()).any(|w| w == COMMIT);
+            sink |= buf[..n].windows(COPY.len()).any(|w| w == COPY);
+            let commit = sink && buf[..n].windows(COMMIT.len()).any(|w| w == COMMIT);
             // Relaxed: the count is shared by every connection's relay
             // thread, and read-modify-writes of one atomic are totally
             // ordered whatever the ordering; the store is as above.
