@@ -398,9 +398,9 @@ pub struct InputArgs {
     /// reads stdin (not for `tune`); `.gz` files are decompressed.
     #[arg(help_heading = "Input")]
     pub file: PathBuf,
-    /// Input format (default: by the file's extension, else XML; stdin by
-    /// its first character, `<` XML and `{` JSON Lines, else it needs
-    /// --format).
+    /// Input format (default: by the file's extension; else by its first
+    /// character, `<` XML and `{` JSON Lines, for stdin and files (a pipe
+    /// is read as XML); anything else needs --format).
     #[arg(help_heading = "Input", long, value_enum)]
     pub format: Option<FormatArg>,
     /// CSV field delimiter (one ASCII character, not `"`, CR or LF;

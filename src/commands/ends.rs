@@ -14,24 +14,34 @@ use crate::cli::{FormatArg, ImportArgs, InputArgs, WritePathArg};
 use crate::error::CliError;
 use crate::hint;
 
-/// The input's format: `--format`, else the extension, else for stdin
-/// what its first bytes make certain ([`check_input`] refuses stdin whose
-/// first bytes do not), else XML.
+/// The input's format: `--format`, else the extension, else what the
+/// first bytes of stdin or a regular file make certain ([`check_input`]
+/// refuses an input whose first bytes do not), else (a pipe, which cannot
+/// be looked at without consuming it) XML.
 pub fn format(input: &InputArgs) -> FormatArg {
     told(input).unwrap_or(FormatArg::Xml)
 }
 
-/// [`format()`], `None` for stdin whose first bytes do not tell it.
+/// [`format()`], `None` for an input whose first bytes do not tell it.
 fn told(input: &InputArgs) -> Option<FormatArg> {
     if let Some(format) = input.format {
         return Some(format);
     }
-    match Format::from_path(&input.file) {
+    let file = &input.file;
+    match Format::from_path(file) {
         Some(Format::Csv) => Some(FormatArg::Csv),
         Some(Format::Jsonl) => Some(FormatArg::Jsonl),
-        None if input.file.as_os_str() == "-" => sniff::stdin(),
+        None if file.as_os_str() == "-" => sniff::stdin(),
+        None if named_xml(file) => Some(FormatArg::Xml),
+        None if std::fs::metadata(file).is_ok_and(|m| m.is_file()) => sniff::file(file),
         None => Some(FormatArg::Xml),
     }
+}
+
+/// Whether `file`'s name ends in `.xml` (also under `.gz`).
+fn named_xml(file: &std::path::Path) -> bool {
+    let name = file.to_string_lossy().to_ascii_lowercase();
+    name.strip_suffix(".gz").unwrap_or(&name).ends_with(".xml")
 }
 
 /// Usage errors of flags that the chosen source or sink does not have.
@@ -75,10 +85,14 @@ pub fn check_args(args: &ImportArgs) -> Result<(), CliError> {
 pub fn check_input(input: &InputArgs) -> Result<(), CliError> {
     let usage = |why: &str| Err(CliError::Usage(why.into()));
     if told(input).is_none() {
-        return usage(
-            "stdin starts with neither `<` (XML) nor `{` (JSON Lines): \
-             give its format, --format xml|csv|jsonl",
-        );
+        let name = match input.file.as_os_str() == "-" {
+            true => "stdin".to_owned(),
+            false => input.file.display().to_string(),
+        };
+        return usage(&format!(
+            "{name} starts with neither `<` (XML) nor `{{` (JSON Lines): \
+             give its format, --format xml|csv|jsonl"
+        ));
     }
     if format(input) != FormatArg::Csv && (input.delimiter.is_some() || input.null_string.is_some())
     {

@@ -1,10 +1,13 @@
-//! What the first bytes of standard input say of its format, for an
-//! import given neither `--format` nor a file name to go by.
+//! What the first bytes of an input say of its format, for an import
+//! given neither `--format` nor a file name to go by.
 //!
-//! The bytes are looked at where standard input buffers them, without
-//! consuming them, so the source then reads them as if never looked at.
+//! Stdin's bytes are looked at where standard input buffers them, without
+//! consuming them, so the source then reads them as if never looked at; a
+//! regular file's are read from a handle of their own.
 
+use std::fs::File;
 use std::io::{self, BufRead, Read};
+use std::path::Path;
 
 use flate2::read::MultiGzDecoder;
 
@@ -12,6 +15,9 @@ use crate::cli::FormatArg;
 
 /// Bytes of a gzip stream's text looked at.
 const LOOK: usize = 1024;
+
+/// Bytes of a regular file looked at (as many as stdin's buffer holds).
+const HEAD: usize = 8 * 1024;
 
 /// The format stdin's first bytes make certain, if any (see [`of`]).
 pub fn stdin() -> Option<FormatArg> {
@@ -21,6 +27,21 @@ pub fn stdin() -> Option<FormatArg> {
         Err(error) => {
             log::debug!("reading the first bytes of stdin: {error}");
             None
+        }
+    }
+}
+
+/// The format a regular file's first bytes make certain, if any (see
+/// [`of`]). A file that cannot be read is left to the XML source, the
+/// default, which says why with the file's name.
+pub fn file(path: &Path) -> Option<FormatArg> {
+    let mut head = Vec::with_capacity(HEAD);
+    let read = File::open(path).and_then(|file| file.take(HEAD as u64).read_to_end(&mut head));
+    match read {
+        Ok(_) => of(&head),
+        Err(error) => {
+            log::debug!("reading the first bytes of {}: {error}", path.display());
+            Some(FormatArg::Xml)
         }
     }
 }

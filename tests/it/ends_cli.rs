@@ -224,6 +224,56 @@ fn stdin_is_read_in_the_format_its_first_bytes_make_certain_or_needs_format() {
 }
 
 #[test]
+fn a_file_without_a_known_extension_is_read_in_the_format_its_first_bytes_make_certain() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[u8], Option<&str>); 5] = [
+        (
+            "rows",
+            b"<rows><row><id>1</id><name>a</name></row></rows>",
+            None,
+        ),
+        ("rows.txt", b"{\"id\": 1, \"name\": \"a\"}\n", None),
+        (
+            "export",
+            b"id,name\n1,a\n",
+            Some("export starts with neither"),
+        ),
+        // A name that says XML is XML, whatever its bytes: the parser says where.
+        (
+            "bad.xml",
+            b"id,name\n1,a\n",
+            Some("bad.xml:1:1: text before the root element"),
+        ),
+        ("csv.dat", b"id,name\n1,a\n", None),
+    ];
+    for (name, text, refused) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let extra: &[&str] = match name {
+            "csv.dat" => &["--format", "csv"],
+            _ => &[],
+        };
+        let output = dry_run(&path, extra);
+        match refused {
+            None => {
+                assert!(output.status.success(), "{name}: {}", stderr(&output));
+                let report: serde_json::Value =
+                    serde_json::from_str(stdout(&output).trim()).unwrap();
+                assert_eq!(
+                    report["preview"],
+                    serde_json::json!([{"id": "1", "name": "a"}]),
+                    "{name}"
+                );
+            }
+            Some(why) => {
+                assert_ne!(output.status.code(), Some(0), "{name}");
+                assert!(stderr(&output).contains(why), "{name}: {}", stderr(&output));
+            }
+        }
+    }
+}
+
+#[test]
 fn an_empty_csv_file_is_empty_and_accepted_with_allow_empty() {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in [("e.csv", &b""[..]), ("bom.csv", b"\xef\xbb\xbf")] {
