@@ -3,9 +3,9 @@
 //! Every module of the `it` test binary uses them.
 
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use mysql::prelude::Queryable;
 use ringpipe_text::{write_csv, write_jsonl};
@@ -67,14 +67,40 @@ pub fn import_into(file: &Path, url: &str, table: &str, extra: &[&str]) -> Outpu
     ringpipe(&args)
 }
 
-/// Runs the `ringpipe` binary with `args` and waits for it.
-pub fn ringpipe(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ringpipe"))
+/// The `ringpipe` binary with `args`, without the URL the test's own
+/// environment may hold.
+fn command(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ringpipe"));
+    command
         .args(args)
         .env_remove("RINGPIPE_MYSQL_URL")
-        .env_remove("RINGPIPE_URL")
-        .output()
-        .expect("ringpipe runs")
+        .env_remove("RINGPIPE_URL");
+    command
+}
+
+/// Runs the `ringpipe` binary with `args` and waits for it.
+pub fn ringpipe(args: &[&str]) -> Output {
+    command(args).output().expect("ringpipe runs")
+}
+
+/// Runs the `ringpipe` binary with `args`, `input` on its stdin, and waits
+/// for it.
+pub fn ringpipe_fed(args: &[&str], input: &[u8]) -> Output {
+    let mut child = command(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ringpipe runs");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// `text` gzip-compressed.
+pub fn gzip(text: &[u8]) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(text).unwrap();
+    gz.finish().unwrap()
 }
 
 /// The process's standard output, lossily decoded.

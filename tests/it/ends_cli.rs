@@ -4,15 +4,13 @@
 //! boolean columns; and the text inputs' defaults as dry runs (no
 //! server): a `.tsv` file's tab, an empty CSV file, stdin's format.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use mysql::prelude::Queryable;
 
 use crate::common::{
-    catalogue_files, checksum, conn, count, fresh_pg_table, fresh_table, import_into, pg, pg_hash,
-    pg_url, ringpipe, stderr, stdout, url, MysqlTable, PgTable, NOWHERE,
+    catalogue_files, checksum, conn, count, fresh_pg_table, fresh_table, gzip, import_into, pg,
+    pg_hash, pg_url, ringpipe, ringpipe_fed, stderr, stdout, url, MysqlTable, PgTable, NOWHERE,
 };
 
 const ROWS: u64 = 3_000;
@@ -136,20 +134,12 @@ fn a_tsv_file_is_tab_separated_unless_a_delimiter_is_given() {
         let path = dir.path().join(name);
         let text = b"id\tname\n1\ta,b\n";
         match name.ends_with(".gz") {
-            true => {
-                use std::io::Write;
-                let file = std::fs::File::create(&path).unwrap();
-                let mut gz = flate2::write::GzEncoder::new(file, Default::default());
-                gz.write_all(text).unwrap();
-                gz.finish().unwrap();
-            }
+            true => std::fs::write(&path, gzip(text)).unwrap(),
             false => std::fs::write(&path, text).unwrap(),
         }
         let output = dry_run(&path, &["--preview", "1"]);
-        assert!(output.status.success(), "{name}: {}", stderr(&output));
-        let report: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
         assert_eq!(
-            report["preview"],
+            preview(&output, name),
             serde_json::json!([{"id": "1", "name": "a,b"}]),
             "{name}"
         );
@@ -171,26 +161,18 @@ fn dry_run_stdin(input: &[u8], extra: &[&str]) -> std::process::Output {
     let mut args = vec!["import", "-", "--url", url, "--table", "t"];
     args.extend(["--columns", "id,name", "--dry-run", "--json"]);
     args.extend(extra);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ringpipe"))
-        .args(&args)
-        .env_remove("RINGPIPE_MYSQL_URL")
-        .env_remove("RINGPIPE_URL")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    child.wait_with_output().unwrap()
+    ringpipe_fed(&args, input)
+}
+
+/// The rows a successful dry run (`--json`) of `name` would write.
+fn preview(output: &std::process::Output, name: &str) -> serde_json::Value {
+    assert!(output.status.success(), "{name}: {}", stderr(output));
+    let report: serde_json::Value = serde_json::from_str(stdout(output).trim()).unwrap();
+    report["preview"].clone()
 }
 
 #[test]
 fn stdin_is_read_in_the_format_its_first_bytes_make_certain_or_needs_format() {
-    let gzip = |text: &[u8]| {
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), Default::default());
-        gz.write_all(text).unwrap();
-        gz.finish().unwrap()
-    };
     let xml = b"\n<rows><row><id>1</id><name>a</name></row></rows>\n".to_vec();
     let jsonl = b"{\"id\": 1, \"name\": \"a\"}\n".to_vec();
     let csv = b"id,name\n1,a\n".to_vec();
@@ -203,10 +185,8 @@ fn stdin_is_read_in_the_format_its_first_bytes_make_certain_or_needs_format() {
     ];
     for (name, input, extra) in cases {
         let output = dry_run_stdin(&input, extra);
-        assert!(output.status.success(), "{name}: {}", stderr(&output));
-        let report: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
         assert_eq!(
-            report["preview"],
+            preview(&output, name),
             serde_json::json!([{"id": "1", "name": "a"}]),
             "{name}"
         );
@@ -255,16 +235,11 @@ fn a_file_without_a_known_extension_is_read_in_the_format_its_first_bytes_make_c
         };
         let output = dry_run(&path, extra);
         match refused {
-            None => {
-                assert!(output.status.success(), "{name}: {}", stderr(&output));
-                let report: serde_json::Value =
-                    serde_json::from_str(stdout(&output).trim()).unwrap();
-                assert_eq!(
-                    report["preview"],
-                    serde_json::json!([{"id": "1", "name": "a"}]),
-                    "{name}"
-                );
-            }
+            None => assert_eq!(
+                preview(&output, name),
+                serde_json::json!([{"id": "1", "name": "a"}]),
+                "{name}"
+            ),
             Some(why) => {
                 assert_ne!(output.status.code(), Some(0), "{name}");
                 assert!(stderr(&output).contains(why), "{name}: {}", stderr(&output));

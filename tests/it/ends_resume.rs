@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{catalogue_files, count, fresh_table, leak, ringpipe, stderr, Server};
+use crate::common::{catalogue_files, count, fresh_table, gzip, leak, ringpipe, stderr, Server};
 
 const ROWS: u64 = 30_000;
 
@@ -121,12 +121,7 @@ fn csv_and_jsonl_in_parts_land_exactly() {
     }
     // A gzip file cannot be cut.
     let gz = dir.path().join("c.csv.gz");
-    let mut encoder = flate2::write::GzEncoder::new(
-        std::fs::File::create(&gz).unwrap(),
-        flate2::Compression::fast(),
-    );
-    std::io::copy(&mut std::fs::File::open(&files[1]).unwrap(), &mut encoder).unwrap();
-    encoder.finish().unwrap();
+    std::fs::write(&gz, gzip(&std::fs::read(&files[1]).unwrap())).unwrap();
     let _gz = server.table("ends_parts_gz");
     let output = ringpipe(&refs(&args(
         &gz,
