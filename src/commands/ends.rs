@@ -84,7 +84,7 @@ pub fn check_args(args: &ImportArgs) -> Result<(), CliError> {
 /// delimiter CSV cannot have.
 pub fn check_input(input: &InputArgs) -> Result<(), CliError> {
     let usage = |why: &str| Err(CliError::Usage(why.into()));
-    if told(input).is_none() {
+    let Some(format) = told(input) else {
         let name = match input.file.as_os_str() == "-" {
             true => "stdin".to_owned(),
             false => input.file.display().to_string(),
@@ -93,9 +93,8 @@ pub fn check_input(input: &InputArgs) -> Result<(), CliError> {
             "{name} starts with neither `<` (XML) nor `{{` (JSON Lines): \
              give its format, --format xml|csv|jsonl"
         ));
-    }
-    if format(input) != FormatArg::Csv && (input.delimiter.is_some() || input.null_string.is_some())
-    {
+    };
+    if format != FormatArg::Csv && (input.delimiter.is_some() || input.null_string.is_some()) {
         return usage("--delimiter and --null-string are for CSV input");
     }
     if !delimiter(input).is_ascii() {
