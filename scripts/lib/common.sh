@@ -131,6 +131,15 @@ at_once() {
     return "$rc"
 }
 
+# bench_parts: the parts of the benchmarks' N-way contenders,
+# RINGPIPE_BENCH_PARTS or the CPUs (nproc); dies unless it is 1 to 99.
+bench_parts() {
+    local parts="${RINGPIPE_BENCH_PARTS:-$(nproc)}"
+    [[ "$parts" =~ ^[1-9][0-9]?$ ]] ||
+        die "RINGPIPE_BENCH_PARTS must be a number of parts from 1 to 99, not '$parts'"
+    printf '%s\n' "$parts"
+}
+
 # server_files READS DIR FILE...: sets the array SERVER_FILES to the paths at
 # which a database server on this machine reads FILE... itself (LOAD DATA
 # INFILE, COPY FROM a file), as its own OS user. READS PATH is the caller's
